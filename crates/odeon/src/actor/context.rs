@@ -1,0 +1,288 @@
+//! What a handler can do besides changing its own state.
+
+use std::fmt;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cell::{AnyCell, Cell, SpawnOptions, spawn};
+use crate::mailbox::node::Header;
+use crate::supervision::{Children, Supervisor, SupervisorSpec};
+use crate::system::{ChildList, SystemHandle};
+use crate::timer::{self, TimerHandle};
+use crate::{Actor, ActorId, ActorRef, Handler, Handles, Message, StopReason, Terminated, WeakActorRef};
+
+/// The actor's view of the runtime inside handlers and hooks: its own reference,
+/// children, stopping, watching and linking, timers, stashing.
+pub struct Context<A: Actor> {
+    cell: Option<NonNull<Cell<A>>>,
+    stop: Option<Box<StopReason>>,
+    more: Option<Box<More<A>>>,
+}
+
+/// The rarely used parts, allocated on first use to keep idle actors small.
+struct More<A: Actor> {
+    children: ChildList,
+    timers: Vec<TimerHandle>,
+    stash: Vec<NonNull<Header<A>>>,
+}
+
+// SAFETY: a context is only used on its actor's turn, which may move between threads;
+// the node pointers it stashes are owned messages of `Send` types.
+unsafe impl<A: Actor> Send for Context<A> {}
+
+impl<A: Actor> fmt::Debug for Context<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context").field("id", &self.id()).finish_non_exhaustive()
+    }
+}
+
+impl<A: Actor> Context<A> {
+    pub(crate) fn detached() -> Self {
+        Self {
+            cell: None,
+            stop: None,
+            more: None,
+        }
+    }
+
+    pub(crate) fn attach(&mut self, cell: NonNull<Cell<A>>) {
+        self.cell = Some(cell);
+    }
+
+    fn cell(&self) -> &Cell<A> {
+        match self.cell {
+            // SAFETY: the context lives inside its cell, so the cell outlives it.
+            Some(p) => unsafe { p.as_ref() },
+            None => unreachable!("context used before its cell was attached"),
+        }
+    }
+
+    /// A new `Arc` to the cell (memory only: does not count as a strong reference).
+    fn cell_arc(&self) -> Arc<Cell<A>> {
+        let ptr: *const Cell<A> = self.cell();
+        // SAFETY: cells are always created inside an `Arc` (`cell::spawn`) and alive
+        // while their context is used.
+        unsafe {
+            Arc::increment_strong_count(ptr);
+            Arc::from_raw(ptr)
+        }
+    }
+
+    fn more(&mut self) -> &mut More<A> {
+        self.more.get_or_insert_with(|| {
+            Box::new(More {
+                children: ChildList::default(),
+                timers: Vec::new(),
+                stash: Vec::new(),
+            })
+        })
+    }
+
+    /// This actor's id.
+    pub fn id(&self) -> ActorId {
+        self.cell().id()
+    }
+
+    /// A strong reference to this actor. Holding it in the actor's own state keeps the
+    /// actor from ever being collected.
+    pub fn myself(&self) -> ActorRef<A> {
+        ActorRef::new_ref(self.cell_arc())
+    }
+
+    /// A weak reference to this actor.
+    pub fn weak(&self) -> WeakActorRef<A> {
+        self.myself().downgrade()
+    }
+
+    /// A handle to the system, to spawn top-level actors.
+    pub fn system(&self) -> SystemHandle {
+        SystemHandle {
+            shared: self.cell().shared().clone(),
+        }
+    }
+
+    /// Stops this actor once the current message is handled.
+    pub fn stop(&mut self) {
+        self.stop = Some(Box::new(StopReason::Normal));
+    }
+
+    pub(crate) fn stop_with(&mut self, reason: StopReason) {
+        self.stop = Some(Box::new(reason));
+    }
+
+    pub(crate) fn take_stop(&mut self) -> Option<StopReason> {
+        self.stop.take().map(|b| *b)
+    }
+
+    /// Spawns a child: it is stopped when this actor stops.
+    pub fn spawn<B: Actor>(&mut self, actor: B) -> ActorRef<B> {
+        self.spawn_with(actor, SpawnOptions::default())
+    }
+
+    /// Spawns a child with options.
+    pub fn spawn_with<B: Actor>(&mut self, actor: B, opts: SpawnOptions) -> ActorRef<B> {
+        let cell = spawn(self.cell().shared(), actor, opts, None);
+        self.more().children.push(cell.clone());
+        ActorRef::from_cell(cell)
+    }
+
+    /// Starts a supervisor as a child of this actor.
+    pub fn supervise<T>(
+        &mut self,
+        spec: SupervisorSpec,
+        children: impl FnOnce(&mut Children) -> T,
+    ) -> (ActorRef<Supervisor>, T) {
+        let (sup, out) = crate::supervision::start(self.cell().shared(), spec, children);
+        self.more().children.push(sup.cell_any());
+        (sup, out)
+    }
+
+    pub(crate) fn stop_children(&mut self) {
+        if let Some(m) = self.more.as_mut() {
+            m.children.stop_all(&StopReason::ParentStopped);
+        }
+    }
+
+    /// Delivers a [`Terminated`] to this actor when `other` stops (at once if it already
+    /// has).
+    pub fn watch<B: Actor>(&mut self, other: &ActorRef<B>)
+    where
+        A: Handler<Terminated>,
+    {
+        let me = self.cell_arc();
+        other.cell().add_watcher(
+            self.id(),
+            Box::new(move |t| {
+                let _ = me.send::<Terminated, crate::marker::Sync>(t, None);
+            }),
+        );
+    }
+
+    /// Stops watching `other`.
+    pub fn unwatch<B: Actor>(&mut self, other: &ActorRef<B>) {
+        other.cell().remove_watcher(self.id());
+    }
+
+    /// Links this actor with `other`: when either fails (see
+    /// [`StopReason::is_failure`]), the other stops with [`StopReason::LinkFailed`].
+    pub fn link<B: Actor>(&mut self, other: &ActorRef<B>) {
+        let me: Arc<dyn AnyCell> = self.cell_arc();
+        let peer = other.cell_any();
+        match peer.add_link(me.clone()) {
+            Ok(()) => {
+                if me.add_link(peer.clone()).is_err() {
+                    peer.remove_link(me.id());
+                }
+            }
+            Err(reason) if reason.is_failure() => {
+                self.stop = Some(Box::new(StopReason::LinkFailed(peer.id())));
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Removes a link made by [`Context::link`].
+    pub fn unlink<B: Actor>(&mut self, other: &ActorRef<B>) {
+        other.cell().remove_link(self.id());
+        self.cell().remove_link(other.id());
+    }
+
+    /// Sends `msg` to this actor after `delay`. The pending timer keeps the actor alive;
+    /// it is cancelled when the actor stops.
+    pub fn send_after<M, K>(&mut self, delay: Duration, msg: M) -> TimerHandle
+    where
+        M: Message,
+        A: Handles<M, K>,
+        K: 'static,
+    {
+        let h = timer::send_after(self.cell().shared(), self.myself(), delay, msg);
+        self.track_timer(h.clone());
+        h
+    }
+
+    /// Sends a clone of `msg` to this actor every `period`, first after one period,
+    /// until cancelled or the actor stops. The timer keeps the actor alive.
+    pub fn send_interval<M, K>(&mut self, period: Duration, msg: M) -> TimerHandle
+    where
+        M: Message + Clone,
+        A: Handles<M, K>,
+        K: 'static,
+    {
+        let h = timer::send_interval(self.cell().shared(), self.myself(), period, msg);
+        self.track_timer(h.clone());
+        h
+    }
+
+    fn track_timer(&mut self, h: TimerHandle) {
+        let timers = &mut self.more().timers;
+        if timers.len() >= 16 {
+            timers.retain(|t| !t.is_finished());
+        }
+        timers.push(h);
+    }
+
+    pub(crate) fn cancel_timers(&mut self) {
+        if let Some(m) = self.more.as_mut() {
+            for t in m.timers.drain(..) {
+                t.cancel();
+            }
+        }
+    }
+
+    /// Puts `msg` aside; [`Context::unstash_all`] puts stashed messages back in front of
+    /// the mailbox, in the order they were stashed.
+    pub fn stash<M, K>(&mut self, msg: M)
+    where
+        M: Message,
+        A: Handles<M, K>,
+    {
+        let node = Cell::<A>::make_node::<M, K>(msg);
+        self.more().stash.push(node);
+    }
+
+    /// Number of stashed messages.
+    pub fn stashed(&self) -> usize {
+        self.more.as_ref().map_or(0, |m| m.stash.len())
+    }
+
+    /// Makes every stashed message the next to be handled, before the mailbox.
+    pub fn unstash_all(&mut self) {
+        let Some(m) = self.more.as_mut() else { return };
+        let nodes = std::mem::take(&mut m.stash);
+        // SAFETY: called from a handler, i.e. on the actor's turn, and the turn holds no
+        // borrow of `life` while a handler runs.
+        let life = unsafe { self.cell().life() };
+        for node in nodes.into_iter().rev() {
+            life.held.push_front(node);
+        }
+    }
+
+    pub(crate) fn discard_stash(&mut self) {
+        if let Some(m) = self.more.as_mut() {
+            for node in m.stash.drain(..) {
+                // SAFETY: stashed nodes are owned by the context and of this actor type.
+                unsafe { (Header::vtable(node).discard)(node) };
+            }
+        }
+    }
+
+    /// Sends `msg` to this actor, behind everything already in its mailbox. Unlike
+    /// `myself().tell(..)` it takes no reference, so it never keeps the actor alive.
+    pub fn defer<M, K>(&mut self, msg: M)
+    where
+        M: Message,
+        A: Handles<M, K>,
+    {
+        // A running actor is never stopped, so this cannot fail.
+        let _ = self.cell().send::<M, K>(msg, None);
+    }
+
+    /// Takes a stashed message back out by value (for tests and introspection).
+    #[doc(hidden)]
+    pub fn __unstash_one<M: Message>(&mut self) -> Option<M> {
+        let node = self.more.as_mut()?.stash.pop()?;
+        // SAFETY: callers only use this with the message type they stashed.
+        Some(unsafe { Cell::<A>::unmake_node::<M>(node) })
+    }
+}

@@ -1,0 +1,61 @@
+//! What an actor is: the [`Actor`] trait with its lifecycle hooks, typed [`Message`]s,
+//! and the two kinds of handlers.
+//!
+//! - [`Handler<M>`] is synchronous: it runs to completion on a worker. This is the fast
+//!   path and what most handlers should be.
+//! - [`AsyncHandler<M>`] returns a future that may await another actor's reply, a timer
+//!   or tokio I/O. While it is pending the actor handles no other message (macro-step
+//!   semantics), but no worker thread is held: the actor is parked and its worker runs
+//!   other actors until the future is woken.
+//!
+//! A message type is handled by an actor either synchronously or asynchronously, never
+//! both. [`Handles<M, K>`] unifies the two so that [`ActorRef::tell`](crate::ActorRef::tell)
+//! accepts either; the marker `K` is always inferred.
+
+pub(crate) mod context;
+mod handler;
+mod id;
+mod reason;
+
+pub use handler::{AsyncHandler, Handler, Handles, Message, marker};
+pub use id::ActorId;
+pub use reason::{StopReason, Terminated};
+
+use crate::Context;
+
+/// An actor: private state that reacts to messages one at a time.
+///
+/// All hooks have empty defaults. They run on the actor's own turn, so they have the
+/// same exclusive access to `self` as handlers.
+///
+/// ```
+/// use odeon::{Actor, Context, StopReason};
+///
+/// struct Greeter { greeted: u32 }
+///
+/// impl Actor for Greeter {
+///     fn started(&mut self, _cx: &mut Context<Self>) {
+///         println!("ready");
+///     }
+///     fn stopped(&mut self, reason: &StopReason) {
+///         println!("greeted {} times, stopped: {reason}", self.greeted);
+///     }
+/// }
+/// ```
+pub trait Actor: Send + Sized + 'static {
+    /// Runs before the first message, on the actor's first turn.
+    fn started(&mut self, cx: &mut Context<Self>) {
+        let _ = cx;
+    }
+
+    /// Runs when the actor is about to stop, while it can still use its context
+    /// (children and timers are stopped right after this hook).
+    fn stopping(&mut self, cx: &mut Context<Self>) {
+        let _ = cx;
+    }
+
+    /// Runs last, with the reason the actor stopped. The state is dropped afterwards.
+    fn stopped(&mut self, reason: &StopReason) {
+        let _ = reason;
+    }
+}

@@ -1,0 +1,68 @@
+//! Why an actor stopped.
+
+use std::fmt;
+
+use crate::{ActorId, Message};
+
+/// Why an actor stopped. Given to [`Actor::stopped`](crate::Actor::stopped), to watchers
+/// in [`Terminated`], and to supervisors.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The actor asked to stop, or was asked to by [`ActorRef::stop`](crate::ActorRef::stop).
+    Normal,
+    /// No strong reference was left and its mailbox was empty (local actor GC).
+    Unreferenced,
+    /// A handler or hook panicked; the panic message.
+    Panicked(String),
+    /// A linked actor failed.
+    LinkFailed(ActorId),
+    /// Its supervisor exceeded its restart limit and gave up.
+    RestartLimit,
+    /// The old instance is being replaced by a supervisor restart (only ever seen by
+    /// the old instance's hooks).
+    Restarting,
+    /// Its parent or supervisor stopped.
+    ParentStopped,
+    /// The system shut down.
+    Shutdown,
+}
+
+impl StopReason {
+    /// Whether this counts as a failure: links propagate failures, not normal stops.
+    pub fn is_failure(&self) -> bool {
+        matches!(
+            self,
+            StopReason::Panicked(_) | StopReason::LinkFailed(_) | StopReason::RestartLimit
+        )
+    }
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StopReason::Normal => f.write_str("stopped normally"),
+            StopReason::Unreferenced => f.write_str("no references left"),
+            StopReason::Panicked(m) => write!(f, "panicked: {m}"),
+            StopReason::LinkFailed(id) => write!(f, "linked {id} failed"),
+            StopReason::RestartLimit => f.write_str("supervisor restart limit reached"),
+            StopReason::Restarting => f.write_str("restarting"),
+            StopReason::ParentStopped => f.write_str("parent stopped"),
+            StopReason::Shutdown => f.write_str("system shut down"),
+        }
+    }
+}
+
+/// Delivered to a watcher when a watched actor stops
+/// (see [`Context::watch`](crate::Context::watch)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Terminated {
+    /// The actor that stopped.
+    pub id: ActorId,
+    /// Why it stopped.
+    pub reason: StopReason,
+}
+
+impl Message for Terminated {
+    type Reply = ();
+}

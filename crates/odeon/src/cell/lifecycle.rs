@@ -1,0 +1,262 @@
+//! How an actor stops, fails, restarts and is collected.
+//!
+//! # Stopping (always on the actor's own turn)
+//! 1. Drop a pending async handler (it borrows the state).
+//! 2. `stopping` hook, then stop children and cancel timers.
+//! 3. `stopped(reason)` hook, then drop the state. A panic in a hook is logged, never
+//!    propagated.
+//! 4. Under the `ctl` lock: set `STOPPED`, record the reason, take watchers and links.
+//! 5. Tell watchers (`Terminated`), fail links if the reason is a failure, tell the
+//!    supervisor.
+//! 6. Drain the mailbox (pending asks fail with `Stopped`), mark it empty. From now on
+//!    a sender that finds it empty drains it again instead of scheduling.
+//! 7. The turn returns `Stopped` and gives back the runtime's count on the cell.
+//!
+//! # Failing under a supervisor
+//! A panic in a supervised actor runs the hooks on the broken state, drops it, enters
+//! `Phase::Failed` (user messages are held, signals still run) and tells the supervisor,
+//! which answers with a restart (fresh state from the factory, held messages first) or
+//! a stop.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::turn::panic_message;
+use super::{Cell, IDLE, Phase, STOP_REQUESTED, STOPPED};
+use crate::mailbox::node::Header;
+use crate::scheduler::RunOutcome;
+use crate::{Actor, ActorId, StopReason, Terminated};
+
+/// What other actors and the system may do to a cell without knowing its type.
+pub(crate) trait AnyCell: Send + Sync {
+    fn id(&self) -> ActorId;
+    fn is_stopped(&self) -> bool;
+    /// Stops the actor after its current message.
+    fn request_stop(&self, reason: StopReason);
+    /// Replaces the state with a fresh one from the supervisor's factory.
+    fn restart(&self);
+    fn remove_link(&self, peer: ActorId);
+    fn add_link(&self, peer: Arc<dyn AnyCell>) -> Result<(), StopReason>;
+    fn add_watcher(
+        &self,
+        watcher: ActorId,
+        notify: Box<dyn FnOnce(Terminated) + Send>,
+    );
+    fn remove_watcher(&self, watcher: ActorId);
+}
+
+/// Runs a hook, logging instead of propagating a panic.
+fn guarded(id: ActorId, hook: &str, f: impl FnOnce()) {
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
+        tracing::warn!(actor = %id, hook, panic = %panic_message(&*payload), "hook panicked");
+    }
+}
+
+impl<A: Actor> Cell<A> {
+    pub(crate) fn requested_reason(&self) -> StopReason {
+        self.ctl
+            .lock()
+            .as_ref()
+            .and_then(|c| c.stop_reason.clone())
+            .unwrap_or(StopReason::Normal)
+    }
+
+    /// Drops a pending async handler and, if there is state, runs `stopping`, stops
+    /// children and timers, runs `stopped(reason)` and drops the state.
+    fn retire_state(&self, reason: &StopReason) {
+        // SAFETY (all accesses): on the actor's turn. The pending future goes first,
+        // so no borrow of state or context is live afterwards.
+        unsafe { *self.pending.get() = None };
+        self.wake.store(IDLE, Ordering::Release);
+        let started = unsafe { self.life() }.phase != Phase::New;
+        let state = unsafe { &mut *self.state.get() };
+        let cx = unsafe { self.context() };
+        if let Some(actor) = state.as_mut() {
+            if started {
+                guarded(self.id, "stopping", || actor.stopping(cx));
+            }
+        }
+        cx.stop_children();
+        cx.cancel_timers();
+        if let Some(mut actor) = state.take() {
+            guarded(self.id, "stopped", || {
+                actor.stopped(reason);
+                drop(actor);
+            });
+        }
+    }
+
+    /// Stops the actor for good. Runs on its turn; see the module docs.
+    pub(crate) fn finish(&self, reason: StopReason) -> RunOutcome {
+        self.retire_state(&reason);
+        // SAFETY: on the actor's turn; no other borrow of the context or life is live.
+        unsafe { self.context() }.discard_stash();
+        let (watchers, links) = {
+            let mut ctl = self.ctl.lock();
+            self.flags.fetch_or(STOPPED, Ordering::AcqRel);
+            let c = ctl.get_or_insert_with(Default::default);
+            c.final_reason = Some(reason.clone());
+            (std::mem::take(&mut c.watchers), std::mem::take(&mut c.links))
+        };
+        tracing::trace!(actor = %self.id, %reason, "stopped");
+        for (_, notify) in watchers {
+            notify(Terminated {
+                id: self.id,
+                reason: reason.clone(),
+            });
+        }
+        for peer in links {
+            peer.remove_link(self.id);
+            if reason.is_failure() {
+                peer.request_stop(StopReason::LinkFailed(self.id));
+            }
+        }
+        // SAFETY: on the actor's turn.
+        let supervision = unsafe { self.life() }.supervision.take();
+        if let Some(sup) = supervision {
+            sup.child_stopped(self.id, reason);
+        }
+        self.drain_stopped();
+        self.shared.actor_stopped();
+        self.shared.sched.end_unit();
+        RunOutcome::Stopped
+    }
+
+    /// Discards everything queued. Only the mailbox's consumer may call this: the
+    /// stopping turn, or a sender whose push found a stopped actor's mailbox empty.
+    pub(crate) fn drain_stopped(&self) {
+        // SAFETY: consumer role (caller contract); nodes are of this cell's type.
+        unsafe {
+            let held = std::mem::take(&mut self.life().held);
+            for node in held {
+                (Header::vtable(node).discard)(node);
+            }
+            loop {
+                while let Some(link) = self.mailbox.pop() {
+                    let node = Header::<A>::from_link(link);
+                    (Header::vtable(node).discard)(node);
+                }
+                if self.mailbox.mark_empty() {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        }
+        if let Some(bound) = self.bound() {
+            bound.close();
+        }
+    }
+
+    /// A handler, hook or async handler panicked on this turn.
+    pub(crate) fn on_panic(&self, msg: String) -> RunOutcome {
+        let reason = StopReason::Panicked(msg);
+        // SAFETY: on the actor's turn, after the unwind: no borrow is live.
+        let supervised = unsafe { self.life() }.supervision.is_some();
+        if !supervised {
+            return self.finish(reason);
+        }
+        self.retire_state(&reason);
+        // SAFETY: as above.
+        let life = unsafe { self.life() };
+        life.phase = Phase::Failed;
+        if let Some(sup) = life.supervision.as_ref() {
+            sup.child_failed(self.id, reason);
+        }
+        RunOutcome::Requeue
+    }
+
+    /// Supervisor directive: replace the state with a fresh one. Runs on the turn.
+    pub(crate) fn restart_now(&self) {
+        if unsafe { self.life() }.phase != Phase::Failed {
+            self.retire_state(&StopReason::Restarting);
+        }
+        // SAFETY: on the actor's turn; the old state and future are gone.
+        let life = unsafe { self.life() };
+        let Some(sup) = life.supervision.as_mut() else {
+            return;
+        };
+        let fresh = (sup.factory)();
+        // SAFETY: on the turn; nothing borrows the state.
+        unsafe { *self.state.get() = Some(fresh) };
+        life.phase = Phase::Running;
+        // SAFETY: on the turn; no pending future.
+        let (state, cx) = unsafe { self.state_and_context() };
+        state.started(cx);
+    }
+
+    pub(crate) fn poke(&self) {
+        self.signal(|_| {});
+        self.wake_turn();
+    }
+}
+
+impl<A: Actor> AnyCell for Cell<A> {
+    fn id(&self) -> ActorId {
+        self.id
+    }
+
+    fn is_stopped(&self) -> bool {
+        Cell::is_stopped(self)
+    }
+
+    fn request_stop(&self, reason: StopReason) {
+        {
+            let mut ctl = self.ctl.lock();
+            if Cell::is_stopped(self) {
+                return;
+            }
+            let c = ctl.get_or_insert_with(Default::default);
+            if c.stop_reason.is_none() {
+                c.stop_reason = Some(reason);
+            }
+            self.flags.fetch_or(STOP_REQUESTED, Ordering::AcqRel);
+        }
+        self.poke();
+    }
+
+    fn restart(&self) {
+        self.signal(|cell| cell.restart_now());
+    }
+
+    fn remove_link(&self, peer: ActorId) {
+        if let Some(c) = self.ctl.lock().as_mut() {
+            c.links.retain(|l| l.id() != peer);
+        }
+    }
+
+    fn add_link(&self, peer: Arc<dyn AnyCell>) -> Result<(), StopReason> {
+        let mut ctl = self.ctl.lock();
+        if Cell::is_stopped(self) {
+            let reason = ctl.as_ref().and_then(|c| c.final_reason.clone());
+            return Err(reason.unwrap_or(StopReason::Normal));
+        }
+        ctl.get_or_insert_with(Default::default).links.push(peer);
+        Ok(())
+    }
+
+    fn add_watcher(&self, watcher: ActorId, notify: Box<dyn FnOnce(Terminated) + Send>) {
+        let mut ctl = self.ctl.lock();
+        if Cell::is_stopped(self) {
+            let reason = ctl
+                .as_ref()
+                .and_then(|c| c.final_reason.clone())
+                .unwrap_or(StopReason::Normal);
+            drop(ctl);
+            notify(Terminated {
+                id: self.id,
+                reason,
+            });
+            return;
+        }
+        ctl.get_or_insert_with(Default::default)
+            .watchers
+            .push((watcher, notify));
+    }
+
+    fn remove_watcher(&self, watcher: ActorId) {
+        if let Some(c) = self.ctl.lock().as_mut() {
+            c.watchers.retain(|(w, _)| *w != watcher);
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! The actor cell: everything the runtime keeps for one actor.
+//!
+//! # Who touches what
+//! | field | written by | how |
+//! |---|---|---|
+//! | `mailbox` | any sender (push) / the turn (pop) | lock-free, see `mailbox/` |
+//! | `flags`, `wake`, `refs` | anyone | atomics |
+//! | `ctl` (watchers, links, stop reason) | other actors, the turn at stop | mutex |
+//! | `life`, `cx`, `state`, `pending` | **only the actor's current turn** | `UnsafeCell` |
+//!
+//! A turn is exclusive because a cell is scheduled at most once at a time: only the push
+//! that finds the mailbox marked empty schedules it (see `mailbox/mod.rs`), and a parked
+//! async turn is rescheduled only by the waker's `PARKED -> SCHEDULED` transition.
+//!
+//! # Lifetime
+//! The cell lives in an `Arc`. While the actor has not stopped, the runtime holds one
+//! count of its own (taken at spawn with `Arc::into_raw`, given back by the turn that
+//! stops it), so run queues can hold plain pointers. `ActorRef`s hold counts too and
+//! also count in `refs`, the number of strong user references (local actor GC).
+//!
+//! # Async turns (`wake` state machine)
+//! `IDLE` -(async handler starts)-> `RUNNING` -(poll: Pending)-> `PARKED`
+//! -(waker)-> `SCHEDULED` -(turn resumes)-> `RUNNING` -(Ready)-> `IDLE`.
+//! A wake during `RUNNING` sets `NOTIFIED`, and the turn polls again instead of parking.
+//! While `PARKED` the mailbox stays unmarked, so senders never schedule the actor.
+
+mod lifecycle;
+mod spawn;
+mod turn;
+
+use std::cell::UnsafeCell;
+use std::collections::VecDeque;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::task::{Wake, Waker};
+
+use parking_lot::Mutex;
+
+pub(crate) use lifecycle::AnyCell;
+pub use spawn::SpawnOptions;
+pub(crate) use spawn::spawn;
+
+use crate::mailbox::node::{Header, PendingFuture, message_node, signal_node, take_message};
+use crate::mailbox::queue::{Push, Queue};
+use crate::refs::ask::ReplyTo;
+use crate::scheduler::{Placement, Task, TaskHeader};
+use crate::supervision::Supervised;
+use crate::system::Shared;
+use crate::{Actor, ActorId, Context, Handles, Message, StopReason, TellError};
+
+const STOP_REQUESTED: u8 = 1;
+const STOPPED: u8 = 2;
+
+const IDLE: u8 = 0;
+const RUNNING: u8 = 1;
+const NOTIFIED: u8 = 2;
+const PARKED: u8 = 3;
+const SCHEDULED: u8 = 4;
+
+/// Where the actor is in its life. Owned by the turn.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Phase {
+    /// Spawned; `started` has not run yet.
+    New,
+    Running,
+    /// A supervised actor whose handler panicked: its state is gone, user messages are
+    /// held until the supervisor's directive arrives.
+    Failed,
+}
+
+/// Owner-only bookkeeping of the turn.
+pub(crate) struct Life<A: Actor> {
+    pub(crate) phase: Phase,
+    /// A strong reference was dropped to zero; check for GC when the mailbox drains.
+    pub(crate) gc_check: bool,
+    /// User messages held back while `Failed`, or unstashed; delivered before the mailbox.
+    pub(crate) held: VecDeque<NonNull<Header<A>>>,
+    pub(crate) supervision: Option<Box<Supervised<A>>>,
+}
+
+/// Rarely used, fixed at spawn.
+pub(crate) struct Extras {
+    /// Bounded mailboxes: one permit per queued user message.
+    pub(crate) bound: Option<tokio::sync::Semaphore>,
+    /// Blocking actors: their own thread.
+    pub(crate) dedicated: Option<Dedicated>,
+}
+
+/// The thread of a blocking actor.
+pub(crate) struct Dedicated {
+    pub(crate) ready: AtomicBool,
+    pub(crate) unparker: crossbeam_utils::sync::Unparker,
+}
+
+/// State other actors touch: behind a mutex, allocated on first use.
+#[derive(Default)]
+pub(crate) struct Control {
+    pub(crate) watchers: Vec<(ActorId, Box<dyn FnOnce(crate::Terminated) + Send>)>,
+    pub(crate) links: Vec<Arc<dyn AnyCell>>,
+    pub(crate) stop_reason: Option<StopReason>,
+    pub(crate) final_reason: Option<StopReason>,
+}
+
+#[repr(C)]
+pub(crate) struct Cell<A: Actor> {
+    /// Must stay first: run queues hold `NonNull<TaskHeader>` pointing here.
+    task: TaskHeader,
+    mailbox: Queue,
+    flags: AtomicU8,
+    wake: AtomicU8,
+    pub(crate) refs: AtomicUsize,
+    id: ActorId,
+    shared: Arc<Shared>,
+    extras: Option<Box<Extras>>,
+    pub(crate) ctl: Mutex<Option<Box<Control>>>,
+    life: UnsafeCell<Life<A>>,
+    cx: UnsafeCell<Context<A>>,
+    state: UnsafeCell<Option<A>>,
+    pending: UnsafeCell<Option<PendingFuture>>,
+}
+
+// SAFETY: the `UnsafeCell` fields are only accessed by the actor's current turn, and
+// turns are serialized by the scheduling protocol (module docs); `A: Send` lets the
+// state move between worker threads. Everything else is atomic or locked.
+unsafe impl<A: Actor> Sync for Cell<A> {}
+// SAFETY: as above; the raw node pointers in `life.held` are owned messages of `Send`
+// types.
+unsafe impl<A: Actor> Send for Cell<A> {}
+
+impl<A: Actor> Cell<A> {
+    pub(crate) fn id(&self) -> ActorId {
+        self.id
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.flags.load(Ordering::Acquire) & STOPPED != 0
+    }
+
+    fn task(&self) -> Task {
+        Task::new(NonNull::from(&self.task))
+    }
+
+    fn bound(&self) -> Option<&tokio::sync::Semaphore> {
+        self.extras.as_ref().and_then(|e| e.bound.as_ref())
+    }
+
+    pub(crate) fn semaphore(&self) -> Option<&tokio::sync::Semaphore> {
+        self.bound()
+    }
+
+    /// Sends `msg`, with a reply channel for asks. Never blocks.
+    pub(crate) fn send<M, K>(
+        &self,
+        msg: M,
+        reply: Option<ReplyTo<M::Reply>>,
+    ) -> Result<(), TellError<M>>
+    where
+        M: Message,
+        A: Handles<M, K>,
+    {
+        if self.is_stopped() {
+            return Err(TellError::Stopped(msg));
+        }
+        if let Some(bound) = self.bound() {
+            match bound.try_acquire() {
+                Ok(permit) => permit.forget(),
+                Err(tokio::sync::TryAcquireError::NoPermits) => return Err(TellError::Full(msg)),
+                Err(tokio::sync::TryAcquireError::Closed) => {
+                    return Err(TellError::Stopped(msg));
+                }
+            }
+        }
+        self.push_node(message_node(A::__vtable(), msg, reply));
+        Ok(())
+    }
+
+    /// Sends `msg` after a permit was already taken (awaitable send to a bounded mailbox).
+    pub(crate) fn send_with_permit<M, K>(&self, msg: M) -> Result<(), TellError<M>>
+    where
+        M: Message,
+        A: Handles<M, K>,
+    {
+        if self.is_stopped() {
+            if let Some(b) = self.bound() {
+                b.add_permits(1);
+            }
+            return Err(TellError::Stopped(msg));
+        }
+        self.push_node(message_node(A::__vtable(), msg, None));
+        Ok(())
+    }
+
+    /// Builds a node for `msg` without sending it (stash).
+    pub(crate) fn make_node<M, K>(msg: M) -> NonNull<Header<A>>
+    where
+        M: Message,
+        A: Handles<M, K>,
+    {
+        message_node(A::__vtable(), msg, None)
+    }
+
+    /// Takes back the message of a node built by [`Cell::make_node`].
+    ///
+    /// # Safety
+    /// `node` was built by `make_node::<M, K>` and never queued.
+    pub(crate) unsafe fn unmake_node<M: Message>(node: NonNull<Header<A>>) -> M {
+        // SAFETY: forwarded contract.
+        unsafe { take_message::<A, M>(node) }
+    }
+
+    /// Runs `f` on the actor's turn, in mailbox order.
+    pub(crate) fn signal(&self, f: impl FnOnce(&Cell<A>) + Send + 'static) {
+        self.push_node(signal_node(f));
+    }
+
+    pub(crate) fn push_node(&self, node: NonNull<Header<A>>) {
+        // SAFETY: the node is freshly allocated and owned by no queue; it stays alive
+        // until popped (nodes are only freed by deliver/discard).
+        let push = unsafe { self.mailbox.push(Header::link(node)) };
+        if push == Push::WasEmpty {
+            self.schedule(Placement::Slot, true);
+        }
+    }
+
+    /// The push that found the mailbox empty owns the consumer role. Gives it to a
+    /// worker, or, if the actor has stopped, drains the mailbox itself.
+    fn schedule(&self, placement: Placement, new_unit: bool) {
+        if self.is_stopped() {
+            self.drain_stopped();
+            return;
+        }
+        if let Some(d) = self.extras.as_ref().and_then(|e| e.dedicated.as_ref()) {
+            if new_unit {
+                self.shared.sched.begin_unit();
+            }
+            d.ready.store(true, Ordering::Release);
+            d.unparker.unpark();
+            return;
+        }
+        self.shared.sched.schedule(self.task(), placement, new_unit);
+    }
+
+    /// Wakes a parked async turn (also used to make a stop request seen promptly).
+    pub(crate) fn wake_turn(&self) {
+        let mut s = self.wake.load(Ordering::Acquire);
+        loop {
+            let next = match s {
+                PARKED => SCHEDULED,
+                RUNNING => NOTIFIED,
+                _ => return,
+            };
+            // AcqRel: pairs with the turn's CAS RUNNING -> PARKED, so the resumed turn
+            // sees what the waker's side did before waking.
+            match self
+                .wake
+                .compare_exchange(s, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    if next == SCHEDULED {
+                        self.schedule(Placement::Slot, false);
+                    }
+                    return;
+                }
+                Err(actual) => s = actual,
+            }
+        }
+    }
+
+    fn waker(&self) -> Waker {
+        // SAFETY: `self` lives in an `Arc` (module docs: every cell is created by
+        // `spawn` with `Arc::new`), and the runtime holds a count while a turn runs, so
+        // adding a count and rebuilding an `Arc` from the pointer is sound.
+        let arc = unsafe {
+            let ptr: *const Self = self;
+            Arc::increment_strong_count(ptr);
+            Arc::from_raw(ptr)
+        };
+        Waker::from(arc)
+    }
+
+    /// # Safety
+    /// Only inside the actor's turn, with no other live borrow of `life`.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn life(&self) -> &mut Life<A> {
+        // SAFETY: caller contract (turn exclusivity, module docs).
+        unsafe { &mut *self.life.get() }
+    }
+
+    /// # Safety
+    /// Only inside the actor's turn, with no pending async handler (which borrows both)
+    /// and no other live borrow of either.
+    pub(crate) unsafe fn state_and_context(&self) -> (&mut A, &mut Context<A>) {
+        // SAFETY: caller contract. A user message is only delivered while the actor has
+        // state (phase Running), which `turn` checks before delivering.
+        unsafe {
+            let state = (*self.state.get())
+                .as_mut()
+                .unwrap_or_else(|| unreachable!("message delivered to an actor with no state"));
+            (state, &mut *self.cx.get())
+        }
+    }
+
+    /// # Safety
+    /// As for [`Cell::state_and_context`].
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn context(&self) -> &mut Context<A> {
+        // SAFETY: caller contract.
+        unsafe { &mut *self.cx.get() }
+    }
+}
+
+impl<A: Actor> Wake for Cell<A> {
+    fn wake(self: Arc<Self>) {
+        self.wake_turn();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.wake_turn();
+    }
+}
+
+impl<A: Actor> Drop for Cell<A> {
+    fn drop(&mut self) {
+        // Only reachable after the actor stopped and drained (the runtime's count is
+        // given back then), or if it was never started because the system was gone.
+        // Free whatever is still queued.
+        // SAFETY: `&mut self`: no other thread can touch the cell any more.
+        unsafe {
+            while let Some(link) = self.mailbox.pop() {
+                let node = Header::<A>::from_link(link);
+                (Header::vtable(node).discard)(node);
+            }
+            let life = &mut *self.life.get();
+            for node in life.held.drain(..) {
+                (Header::vtable(node).discard)(node);
+            }
+        }
+    }
+}
+
+impl<A: Actor> Cell<A> {
+    /// Runs `f` on the state, if the actor has one. Only for signals, which run on the
+    /// turn and never while an async handler is pending.
+    pub(crate) fn with_state(&self, f: impl FnOnce(&mut A, &mut Context<A>)) {
+        // SAFETY: signals are delivered on the actor's turn with no pending future and
+        // no other borrow of state or context.
+        unsafe {
+            if let Some(state) = (*self.state.get()).as_mut() {
+                f(state, &mut *self.cx.get());
+            }
+        }
+    }
+}

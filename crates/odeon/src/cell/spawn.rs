@@ -1,0 +1,165 @@
+//! Creating actors.
+
+use std::cell::UnsafeCell;
+use std::collections::VecDeque;
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
+
+use super::{Cell, Dedicated, Extras, IDLE, Life, Phase};
+use crate::mailbox::queue::Queue;
+use crate::scheduler::{Placement, RunOutcome, TaskHeader};
+use crate::supervision::Supervised;
+use crate::system::Shared;
+use crate::{Actor, ActorId, Context, StopReason};
+
+/// How to spawn an actor: mailbox bound and threading. The default is an unbounded
+/// mailbox on the shared worker pool.
+///
+/// ```
+/// use odeon::{Actor, SpawnOptions, System};
+/// struct Logger;
+/// impl Actor for Logger {}
+///
+/// let system = System::new();
+/// let logger = system.spawn_with(Logger, SpawnOptions::new().bounded(1024).blocking());
+/// # drop(logger);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct SpawnOptions {
+    bounded: Option<usize>,
+    blocking: bool,
+}
+
+impl SpawnOptions {
+    /// Unbounded mailbox, shared worker pool.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Bounds the mailbox to `capacity` user messages (backpressure): `tell` to a full
+    /// mailbox fails with [`TellError::Full`](crate::TellError::Full), and
+    /// [`ActorRef::send`](crate::ActorRef::send) waits for room.
+    pub fn bounded(mut self, capacity: usize) -> Self {
+        self.bounded = Some(capacity);
+        self
+    }
+
+    /// Gives the actor its own OS thread, for handlers that block (synchronous I/O,
+    /// FFI calls, long computations) and must not hold a worker of the pool.
+    pub fn blocking(mut self) -> Self {
+        self.blocking = true;
+        self
+    }
+}
+
+/// A pointer to a blocking actor's `Dedicated`, handed to its thread.
+struct DedicatedPtr(NonNull<Dedicated>);
+// SAFETY: `Dedicated` is `Sync` (an atomic and an `Unparker`); the pointer is only
+// dereferenced while the cell is alive (before its turn returns `Stopped`).
+unsafe impl Send for DedicatedPtr {}
+
+/// Creates the cell, registers the runtime's count and schedules the first turn (which
+/// runs `started`). The returned `Arc` accounts for one strong user reference.
+///
+/// # Panics
+/// If the OS refuses a thread for a blocking actor.
+pub(crate) fn spawn<A: Actor>(
+    shared: &Arc<Shared>,
+    actor: A,
+    opts: SpawnOptions,
+    supervision: Option<Box<Supervised<A>>>,
+) -> Arc<Cell<A>> {
+    let mut parker = None;
+    let extras = (opts.bounded.is_some() || opts.blocking).then(|| {
+        let dedicated = opts.blocking.then(|| {
+            let p = crossbeam_utils::sync::Parker::new();
+            let unparker = p.unparker().clone();
+            parker = Some(p);
+            Dedicated {
+                ready: AtomicBool::new(true),
+                unparker,
+            }
+        });
+        Box::new(Extras {
+            bound: opts.bounded.map(tokio::sync::Semaphore::new),
+            dedicated,
+        })
+    });
+    let cell = Arc::new(Cell {
+        task: TaskHeader::new(crate::cell::turn::run_turn::<A>),
+        mailbox: Queue::new(),
+        flags: AtomicU8::new(0),
+        wake: AtomicU8::new(IDLE),
+        refs: AtomicUsize::new(1),
+        id: ActorId::next(),
+        shared: shared.clone(),
+        extras,
+        ctl: Mutex::new(None),
+        life: UnsafeCell::new(Life {
+            phase: Phase::New,
+            gc_check: false,
+            held: VecDeque::new(),
+            supervision,
+        }),
+        cx: UnsafeCell::new(Context::detached()),
+        state: UnsafeCell::new(Some(actor)),
+        pending: UnsafeCell::new(None),
+    });
+    // SAFETY: the cell is at its final address and not shared yet. The mailbox starts
+    // unmarked: this function owns the first turn and schedules it below.
+    unsafe {
+        cell.mailbox.init(false);
+        (*cell.cx.get()).attach(NonNull::from(&*cell));
+    }
+    // The runtime's own count, given back by the turn that stops the actor.
+    let _ = Arc::into_raw(cell.clone());
+    shared.actor_spawned();
+    if shared.is_shutting_down() {
+        crate::cell::AnyCell::request_stop(&*cell, StopReason::Shutdown);
+    }
+    match parker {
+        Some(parker) => start_dedicated(&cell, parker),
+        None => shared.sched.schedule(cell.task(), Placement::Back, true),
+    }
+    cell
+}
+
+fn start_dedicated<A: Actor>(cell: &Arc<Cell<A>>, parker: crossbeam_utils::sync::Parker) {
+    let shared = cell.shared.clone();
+    shared.sched.begin_unit();
+    let task = cell.task();
+    let dedicated = cell
+        .extras
+        .as_ref()
+        .and_then(|e| e.dedicated.as_ref())
+        .map(|d| DedicatedPtr(NonNull::from(d)))
+        .unwrap_or_else(|| unreachable!("blocking actor without its thread state"));
+    let io = shared.io.clone();
+    std::thread::Builder::new()
+        .name(format!("odeon-blocking-{}", cell.id.as_u64()))
+        .spawn(move || {
+            let _io = io.enter();
+            let dedicated = dedicated;
+            loop {
+                // SAFETY: the cell is alive until a turn returns `Stopped`, after which
+                // this thread returns without touching it again.
+                let ready = unsafe { &dedicated.0.as_ref().ready };
+                while !ready.swap(false, Ordering::Acquire) {
+                    parker.park();
+                }
+                loop {
+                    // SAFETY: `ready` was set by the push that owned the consumer role
+                    // (or by spawn), so this thread owns the turn.
+                    match unsafe { task.run() } {
+                        RunOutcome::Requeue => continue,
+                        RunOutcome::Idle => break,
+                        RunOutcome::Stopped => return,
+                    }
+                }
+            }
+        })
+        .expect("the OS refused a thread for a blocking actor");
+}

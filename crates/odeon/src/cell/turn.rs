@@ -1,0 +1,203 @@
+//! One turn (activation) of an actor: resume a parked async handler, run `started` on
+//! the first turn, then deliver up to `budget` nodes.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::Poll;
+
+use super::{Cell, IDLE, NOTIFIED, PARKED, Phase, RUNNING, STOP_REQUESTED};
+use crate::defaults;
+use crate::mailbox::node::{Delivered, Header, Kind};
+use crate::scheduler::{RunOutcome, TaskHeader};
+use crate::{Actor, StopReason};
+
+/// The `run` entry of every cell's task vtable.
+///
+/// # Safety
+/// `task` points at the `task` field of a live `Cell<A>` whose turn the caller owns
+/// (it was popped from a run queue), and the runtime's count on the cell is held.
+pub(crate) unsafe fn run_turn<A: Actor>(task: NonNull<TaskHeader>) -> RunOutcome {
+    // SAFETY: `task` is the first field of a `#[repr(C)] Cell<A>` (caller contract).
+    let cell: &Cell<A> = unsafe { task.cast::<Cell<A>>().as_ref() };
+    let outcome = cell.turn();
+    if outcome == RunOutcome::Stopped {
+        // SAFETY: the turn that stops the actor gives back the count `spawn` took with
+        // `Arc::into_raw`. Nothing touches `cell` after this line.
+        unsafe { drop(Arc::from_raw(std::ptr::from_ref(cell))) };
+    }
+    outcome
+}
+
+/// Extracts a readable message from a panic payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_owned()
+    }
+}
+
+impl<A: Actor> Cell<A> {
+    fn turn(&self) -> RunOutcome {
+        match catch_unwind(AssertUnwindSafe(|| self.turn_inner())) {
+            Ok(outcome) => outcome,
+            Err(payload) => {
+                let msg = panic_message(&*payload);
+                tracing::debug!(actor = %self.id(), panic = %msg, "handler panicked");
+                self.on_panic(msg)
+            }
+        }
+    }
+
+    fn turn_inner(&self) -> RunOutcome {
+        // SAFETY (for every `pending`, `life`, `state`, `cx` access in this function):
+        // we are the actor's turn (caller contract of `run_turn`), and no borrow of these
+        // fields outlives the statement that makes it, except where noted.
+        if unsafe { (*self.pending.get()).is_some() } {
+            if self.flags.load(Ordering::Acquire) & STOP_REQUESTED != 0 {
+                return self.finish(self.requested_reason());
+            }
+            self.wake.store(RUNNING, Ordering::Release);
+            match self.poll_pending() {
+                Poll::Ready(()) => {}
+                Poll::Pending => return self.park(),
+            }
+        }
+        if unsafe { self.life() }.phase == Phase::New {
+            unsafe { self.life() }.phase = Phase::Running;
+            // SAFETY: no pending future exists before the first message.
+            let (state, cx) = unsafe { self.state_and_context() };
+            state.started(cx);
+        }
+        let budget = self.shared.config.budget;
+        let mut handled = 0usize;
+        let mut retries = 0u32;
+        loop {
+            if self.flags.load(Ordering::Relaxed) & STOP_REQUESTED != 0 {
+                return self.finish(self.requested_reason());
+            }
+            if let Some(reason) = unsafe { self.context() }.take_stop() {
+                return self.finish(reason);
+            }
+            if handled >= budget {
+                return RunOutcome::Requeue;
+            }
+            let failed = unsafe { self.life() }.phase == Phase::Failed;
+            let held = if failed {
+                None
+            } else {
+                unsafe { self.life() }.held.pop_front()
+            };
+            let node = match held {
+                Some(n) => n,
+                // SAFETY: we are the mailbox's consumer.
+                None => match unsafe { self.mailbox.pop() } {
+                    // SAFETY: every link in this mailbox starts a `Header<A>`.
+                    Some(link) => unsafe { Header::<A>::from_link(link) },
+                    None => {
+                        if let Some(outcome) = self.on_empty(&mut retries) {
+                            return outcome;
+                        }
+                        continue;
+                    }
+                },
+            };
+            handled += 1;
+            // SAFETY: the node is alive until deliver/discard frees it.
+            let vtable = unsafe { Header::vtable(node) };
+            if vtable.kind == Kind::User {
+                if failed {
+                    unsafe { self.life() }.held.push_back(node);
+                    continue;
+                }
+                if held.is_none() {
+                    if let Some(bound) = self.bound() {
+                        bound.add_permits(1);
+                    }
+                }
+            }
+            // SAFETY: the node came from this cell's mailbox or held queue and is of
+            // this vtable's type; no borrow of state/context is live here.
+            match unsafe { (vtable.deliver)(node, self) } {
+                Delivered::Done => {}
+                Delivered::Suspended(fut) => {
+                    unsafe { *self.pending.get() = Some(fut) };
+                    self.wake.store(RUNNING, Ordering::Release);
+                    if self.poll_pending().is_pending() {
+                        return self.park();
+                    }
+                }
+            }
+        }
+    }
+
+    /// The mailbox looked empty. Returns the outcome if the turn ends here.
+    fn on_empty(&self, retries: &mut u32) -> Option<RunOutcome> {
+        // SAFETY: turn-owned (see `turn_inner`).
+        let life = unsafe { self.life() };
+        if life.gc_check {
+            life.gc_check = false;
+            // Acquire pairs with the Release decrement in `ActorRef::drop`.
+            if self.refs.load(Ordering::Acquire) == 0 {
+                return Some(self.finish(StopReason::Unreferenced));
+            }
+        }
+        // SAFETY: we are the consumer; on success we give up the role and return.
+        if unsafe { self.mailbox.mark_empty() } {
+            self.shared.sched.end_unit();
+            return Some(RunOutcome::Idle);
+        }
+        *retries += 1;
+        if *retries > defaults::PUSH_IN_PROGRESS_RETRIES {
+            // A producer is between its swap and its link; let others run meanwhile.
+            return Some(RunOutcome::Requeue);
+        }
+        std::hint::spin_loop();
+        None
+    }
+
+    /// Polls the pending async handler. On `Ready` the actor's state is free again.
+    fn poll_pending(&self) -> Poll<()> {
+        let waker = self.waker();
+        let mut task_cx = std::task::Context::from_waker(&waker);
+        // SAFETY: the pending future is owned by the turn; the state and context it
+        // borrows are not touched while it exists (see `deliver_async`).
+        let pending = unsafe { &mut *self.pending.get() };
+        let Some(fut) = pending.as_mut() else {
+            return Poll::Ready(());
+        };
+        match fut.as_mut().poll(&mut task_cx) {
+            Poll::Ready(()) => {
+                *pending = None;
+                self.wake.store(IDLE, Ordering::Release);
+                Poll::Ready(())
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// Ends the turn with an async handler pending, unless it was woken meanwhile.
+    fn park(&self) -> RunOutcome {
+        loop {
+            // AcqRel pairs with the waker's CAS in `wake_turn`.
+            match self
+                .wake
+                .compare_exchange(RUNNING, PARKED, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return RunOutcome::Idle,
+                Err(NOTIFIED) => {
+                    self.wake.store(RUNNING, Ordering::Release);
+                    if self.poll_pending().is_ready() {
+                        // Carry on with the mailbox in a fresh turn.
+                        return RunOutcome::Requeue;
+                    }
+                }
+                Err(other) => unreachable!("wake state {other} while running"),
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! Every tunable of the runtime, in one place, with its unit.
+//!
+//! [`SystemBuilder`](crate::SystemBuilder) overrides the ones a user may want to change.
+
+use std::time::Duration;
+
+/// Messages an actor may handle in one activation before it goes to the back of a run
+/// queue (fairness). Unit: messages.
+pub const BUDGET: usize = 64;
+
+/// Consecutive activations a worker may take from its "just messaged" slot before it
+/// looks at its run queue first (stops two actors ping-ponging through the slot from
+/// starving the rest). Unit: activations.
+pub const SLOT_STREAK_LIMIT: u32 = 32;
+
+/// A worker looks at the shared injector queue first once every this many activations,
+/// so work sent from outside the pool is never starved by local work. Unit: activations.
+pub const INJECTOR_INTERVAL: u32 = 61;
+
+/// A worker that stays in one activation longer than this is considered stuck, and the
+/// fairness monitor brings in a spare worker if other work is waiting. Unit: time.
+pub const STALL_THRESHOLD: Duration = Duration::from_millis(10);
+
+/// How often the fairness monitor looks at the workers while any is busy. Unit: time.
+pub const MONITOR_INTERVAL: Duration = Duration::from_millis(2);
+
+/// Upper bound on spare workers the fairness monitor may start. Unit: threads.
+pub const MAX_SPARE_WORKERS: usize = 8;
+
+/// Default deadline of an `ask` when none is given. Unit: time.
+pub const ASK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a graceful shutdown waits for every actor to stop before it gives up on the
+/// ones that do not (an actor stuck in an endless loop). Unit: time.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Times an activation retries a pop that saw a producer half-way through its push
+/// before it requeues itself instead of spinning. Unit: retries.
+pub const PUSH_IN_PROGRESS_RETRIES: u32 = 16;
+
+/// Quiescence waiters re-check at least this often even without a wake-up. Unit: time.
+pub const QUIESCENCE_POLL: Duration = Duration::from_millis(5);

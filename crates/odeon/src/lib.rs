@@ -1,0 +1,85 @@
+//! # odeon: a fast, fair, isolated actor runtime
+//!
+//! ```
+//! use odeon::{Actor, Context, Handler, Message, System};
+//!
+//! struct Counter { total: u64 }
+//! impl Actor for Counter {}
+//!
+//! struct Add(u64);
+//! impl Message for Add { type Reply = u64; }
+//!
+//! impl Handler<Add> for Counter {
+//!     fn handle(&mut self, msg: Add, _cx: &mut Context<Self>) -> u64 {
+//!         self.total += msg.0;
+//!         self.total
+//!     }
+//! }
+//!
+//! let system = System::new();                  // one worker per core
+//! let counter = system.spawn(Counter { total: 0 });
+//! counter.tell(Add(40)).unwrap();              // never blocks
+//! let total = system.block_on(counter.ask(Add(2))).unwrap();
+//! assert_eq!(total, 42);
+//! system.shutdown();                           // stops every actor, runs its hooks
+//! ```
+//!
+//! ## Which type do I use?
+//! | I want to… | use |
+//! |---|---|
+//! | define an actor | [`Actor`] (+ lifecycle hooks) |
+//! | define a message and its reply | [`Message`] |
+//! | handle it right away | [`Handler`] |
+//! | handle it by awaiting something (an ask, a timer, I/O) | [`AsyncHandler`] |
+//! | talk to an actor | [`ActorRef`]: `tell`, `ask`, `send` (bounded) |
+//! | hold a ref that does not keep it alive | [`WeakActorRef`] |
+//! | accept any actor that handles `M` | [`Recipient`] |
+//! | spawn children, watch, link, timers, stash | [`Context`] |
+//! | restart failing actors | [`Supervisor`], [`SupervisorSpec`], [`Strategy`] |
+//! | bound a mailbox or give an actor its own thread | [`SpawnOptions`] |
+//! | configure workers, budget, monitor | [`SystemBuilder`] |
+//!
+//! ## Guarantees
+//! 1. **Macro-step:** one message at a time, with `&mut self`; an async handler keeps
+//!    the actor to itself until it completes.
+//! 2. **Isolation without copies:** messages are `Send + 'static` and moved. An `Rc`, a
+//!    `RefCell` borrow or a `&mut` in a message does not compile.
+//! 3. **Fairness:** a per-turn message budget, FIFO run queues, and a monitor that
+//!    rescues actors stuck behind a worker that loops or blocks.
+//! 4. **FIFO per sender–receiver pair.**
+//! 7. **Failure is visible:** a panic fails that actor only; watchers, links,
+//!    supervisors and pending asks are told.
+//!
+//! ## Design
+//! The subsystem roots are design documents: `mailbox/` (lock-free MPSC whose push
+//! decides scheduling), `cell/` (an actor's state and its turn), `scheduler/` (workers,
+//! stealing, parking, the fairness monitor), `supervision/`.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod actor;
+mod cell;
+pub mod defaults;
+mod loom;
+mod mailbox;
+mod refs;
+mod scheduler;
+mod supervision;
+mod system;
+mod timer;
+
+pub use actor::context::Context;
+pub use actor::{
+    Actor, ActorId, AsyncHandler, Handler, Handles, Message, StopReason, Terminated, marker,
+};
+pub use cell::SpawnOptions;
+pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WeakActorRef};
+pub use supervision::{Children, Strategy, Supervisor, SupervisorSpec};
+pub use system::{System, SystemBuilder, SystemHandle};
+pub use timer::TimerHandle;
+
+/// Support for the crate's own generated code. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::mailbox::NodeVTable;
+}

@@ -1,0 +1,230 @@
+//! What travels through a mailbox: one heap node per message, holding the message by
+//! value, its reply channel, and a static vtable that knows how to deliver it.
+//!
+//! One allocation per message: the node *is* the queue link (intrusive), so the
+//! message is moved into the node once and moved out once, into the handler. A large
+//! message costs the same as a small one apart from that move of its inline bytes; its
+//! heap buffers never move.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::ptr::NonNull;
+
+use super::queue::Link;
+use crate::refs::ask::ReplyTo;
+use crate::cell::Cell;
+use crate::{Actor, AsyncHandler, Handler, Message};
+
+/// A type-erased pending async handler. Its real lifetime is the actor's turn; see the
+/// SAFETY argument in [`Cell::poll_pending`](crate::cell::Cell).
+pub(crate) type PendingFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// What delivering a node did.
+pub(crate) enum Delivered {
+    /// The handler ran to completion.
+    Done,
+    /// An async handler started; the actor's turn continues until this completes.
+    Suspended(PendingFuture),
+}
+
+/// Whether a node is a user message (held back while the actor awaits a supervisor
+/// directive) or a runtime signal (always delivered).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    User,
+    Signal,
+}
+
+/// The vtable of one node type. Public only so that [`Handles`](crate::Handles) can name
+/// it; it has no public API.
+#[derive(Debug)]
+pub struct NodeVTable<A: Actor> {
+    /// Moves the payload out, frees the node, runs the handler.
+    pub(crate) deliver: unsafe fn(NonNull<Header<A>>, &Cell<A>) -> Delivered,
+    /// Frees the node undelivered; a pending ask learns that the actor stopped.
+    pub(crate) discard: unsafe fn(NonNull<Header<A>>),
+    pub(crate) kind: Kind,
+}
+
+/// The start of every node: the queue link, then the vtable.
+#[repr(C)]
+pub(crate) struct Header<A: Actor> {
+    link: Link,
+    vtable: &'static NodeVTable<A>,
+}
+
+impl<A: Actor> Header<A> {
+    pub(crate) fn link(node: NonNull<Header<A>>) -> NonNull<Link> {
+        node.cast()
+    }
+
+    /// # Safety
+    /// `link` was produced by [`Header::link`] on a node for actor type `A`.
+    pub(crate) unsafe fn from_link(link: NonNull<Link>) -> NonNull<Header<A>> {
+        link.cast()
+    }
+
+    /// # Safety
+    /// `node` is alive.
+    pub(crate) unsafe fn vtable(node: NonNull<Header<A>>) -> &'static NodeVTable<A> {
+        // SAFETY: caller contract; the vtable field is never written after creation.
+        unsafe { (*node.as_ptr()).vtable }
+    }
+}
+
+#[repr(C)]
+struct MessageNode<A: Actor, M: Message> {
+    header: Header<A>,
+    msg: M,
+    reply: Option<ReplyTo<M::Reply>>,
+}
+
+/// Boxes `msg` into a node for actor `A`.
+pub(crate) fn message_node<A: Actor, M: Message>(
+    vtable: &'static NodeVTable<A>,
+    msg: M,
+    reply: Option<ReplyTo<M::Reply>>,
+) -> NonNull<Header<A>> {
+    let node = Box::new(MessageNode {
+        header: Header {
+            link: Link::new(),
+            vtable,
+        },
+        msg,
+        reply,
+    });
+    NonNull::from(Box::leak(node)).cast()
+}
+
+/// # Safety
+/// `node` was created by [`message_node`] for this `A` and `M` and is no longer queued.
+unsafe fn unbox<A: Actor, M: Message>(node: NonNull<Header<A>>) -> MessageNode<A, M> {
+    // SAFETY: caller contract: the allocation is a `Box<MessageNode<A, M>>`.
+    *unsafe { Box::from_raw(node.cast::<MessageNode<A, M>>().as_ptr()) }
+}
+
+/// Takes the message back out of a node that was never queued (bounded-mailbox refusal).
+///
+/// # Safety
+/// Same as [`unbox`].
+pub(crate) unsafe fn take_message<A: Actor, M: Message>(node: NonNull<Header<A>>) -> M {
+    // SAFETY: forwarded contract.
+    unsafe { unbox::<A, M>(node) }.msg
+}
+
+unsafe fn discard_message<A: Actor, M: Message>(node: NonNull<Header<A>>) {
+    // SAFETY: vtable contract: only called on nodes made by `message_node::<A, M>`.
+    drop(unsafe { unbox::<A, M>(node) });
+}
+
+unsafe fn deliver_sync<A: Handler<M>, M: Message>(
+    node: NonNull<Header<A>>,
+    cell: &Cell<A>,
+) -> Delivered {
+    // SAFETY: vtable contract: this node was made by `message_node::<A, M>`.
+    let MessageNode { msg, reply, .. } = unsafe { unbox::<A, M>(node) };
+    // SAFETY: deliver runs inside the actor's turn, with no other borrow of its state.
+    let (actor, cx) = unsafe { cell.state_and_context() };
+    let out = <A as Handler<M>>::handle(actor, msg, cx);
+    if let Some(reply) = reply {
+        reply.send(out);
+    }
+    Delivered::Done
+}
+
+unsafe fn deliver_async<A: AsyncHandler<M>, M: Message>(
+    node: NonNull<Header<A>>,
+    cell: &Cell<A>,
+) -> Delivered {
+    // SAFETY: vtable contract: this node was made by `message_node::<A, M>`.
+    let MessageNode { msg, reply, .. } = unsafe { unbox::<A, M>(node) };
+    // SAFETY: deliver runs inside the actor's turn, with no other borrow of its state.
+    let (actor, cx) = unsafe { cell.state_and_context() };
+    let fut = async move {
+        let out = <A as AsyncHandler<M>>::handle(actor, msg, cx).await;
+        if let Some(reply) = reply {
+            reply.send(out);
+        }
+    };
+    let fut: Pin<Box<dyn Future<Output = ()> + Send + '_>> = Box::pin(fut);
+    // SAFETY: the future borrows the actor's state and context, which live inside the
+    // cell at a fixed address until the cell is freed. The cell keeps the future in its
+    // own `pending` slot and (1) touches neither the state nor the context while the
+    // future exists, (2) drops the future before it drops or replaces the state, and
+    // (3) is kept alive by the runtime's reference for as long as the actor has not
+    // stopped, which is at least as long as the future. So the erased lifetime never
+    // outlives what it borrows.
+    Delivered::Suspended(unsafe { std::mem::transmute::<_, PendingFuture>(fut) })
+}
+
+struct SyncNodes<A, M>(PhantomData<(A, M)>);
+impl<A: Handler<M>, M: Message> SyncNodes<A, M> {
+    const VTABLE: NodeVTable<A> = NodeVTable {
+        deliver: deliver_sync::<A, M>,
+        discard: discard_message::<A, M>,
+        kind: Kind::User,
+    };
+}
+
+struct AsyncNodes<A, M>(PhantomData<(A, M)>);
+impl<A: AsyncHandler<M>, M: Message> AsyncNodes<A, M> {
+    const VTABLE: NodeVTable<A> = NodeVTable {
+        deliver: deliver_async::<A, M>,
+        discard: discard_message::<A, M>,
+        kind: Kind::User,
+    };
+}
+
+pub(crate) fn sync_vtable<A: Handler<M>, M: Message>() -> &'static NodeVTable<A> {
+    &SyncNodes::<A, M>::VTABLE
+}
+
+pub(crate) fn async_vtable<A: AsyncHandler<M>, M: Message>() -> &'static NodeVTable<A> {
+    &AsyncNodes::<A, M>::VTABLE
+}
+
+/// A runtime signal: a closure run on the actor's turn (restart, child events, GC check).
+#[repr(C)]
+struct SignalNode<A: Actor, F> {
+    header: Header<A>,
+    f: F,
+}
+
+pub(crate) fn signal_node<A: Actor, F>(f: F) -> NonNull<Header<A>>
+where
+    F: FnOnce(&Cell<A>) + Send + 'static,
+{
+    let node = Box::new(SignalNode {
+        header: Header {
+            link: Link::new(),
+            vtable: &SignalNodes::<A, F>::VTABLE,
+        },
+        f,
+    });
+    NonNull::from(Box::leak(node)).cast()
+}
+
+struct SignalNodes<A, F>(PhantomData<(A, F)>);
+impl<A: Actor, F: FnOnce(&Cell<A>) + Send + 'static> SignalNodes<A, F> {
+    const VTABLE: NodeVTable<A> = NodeVTable {
+        deliver: deliver_signal::<A, F>,
+        discard: discard_signal::<A, F>,
+        kind: Kind::Signal,
+    };
+}
+
+unsafe fn deliver_signal<A: Actor, F: FnOnce(&Cell<A>)>(
+    node: NonNull<Header<A>>,
+    cell: &Cell<A>,
+) -> Delivered {
+    // SAFETY: vtable contract: the node is a `Box<SignalNode<A, F>>`.
+    let node = unsafe { Box::from_raw(node.cast::<SignalNode<A, F>>().as_ptr()) };
+    (node.f)(cell);
+    Delivered::Done
+}
+
+unsafe fn discard_signal<A: Actor, F>(node: NonNull<Header<A>>) {
+    // SAFETY: vtable contract: the node is a `Box<SignalNode<A, F>>`.
+    drop(unsafe { Box::from_raw(node.cast::<SignalNode<A, F>>().as_ptr()) });
+}

@@ -1,0 +1,270 @@
+//! The intrusive MPSC queue under every mailbox (Vyukov's node-based queue with an
+//! embedded stub), extended with Pony's "empty mark" so that enqueueing and deciding to
+//! schedule are one atomic step.
+//!
+//! Invariants (see `mailbox/mod.rs` for the protocol around them):
+//! 1. `head` is written only by [`Queue::push`] (producers, `swap`) and
+//!    [`Queue::mark_empty`] (the consumer, `compare_exchange`).
+//! 2. `tail` and `stub.next` while the stub is the tail are touched only by the consumer.
+//! 3. The low bit of `head` is the EMPTY mark. It is set only by the consumer, only when
+//!    the queue holds nothing but the stub, and cleared by the first push after it,
+//!    which therefore learns "the queue was empty" and becomes responsible for
+//!    scheduling the consumer.
+
+use std::cell::UnsafeCell;
+use std::ptr::{self, NonNull};
+
+use crate::loom::{AtomicPtr, Ordering};
+
+const EMPTY: usize = 1;
+
+/// The intrusive link every queued node starts with (`#[repr(C)]`, offset 0).
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct Link {
+    next: AtomicPtr<Link>,
+}
+
+impl Link {
+    pub(crate) fn new() -> Self {
+        Self {
+            next: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+}
+
+/// Outcome of a push: whether it found the queue marked empty.
+#[must_use = "the push that finds the mailbox empty must schedule the actor"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Push {
+    /// The queue was marked empty: the caller now owns the consumer and must schedule it.
+    WasEmpty,
+    /// The consumer is already scheduled or running; nothing more to do.
+    Queued,
+}
+
+/// A multi-producer, single-consumer intrusive queue. It must not move after
+/// [`Queue::init`], because `head` and `tail` point at the embedded stub.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    head: AtomicPtr<Link>,
+    tail: UnsafeCell<*mut Link>,
+    stub: Link,
+}
+
+// SAFETY: `tail` is only touched by the single consumer (invariant 2, enforced by the
+// callers' `unsafe` contracts); everything else is atomic.
+unsafe impl Sync for Queue {}
+// SAFETY: the queue owns no thread-bound data; nodes are `Send` by the callers' contract.
+unsafe impl Send for Queue {}
+
+impl Queue {
+    /// A queue that still needs [`Queue::init`] at its final address.
+    pub(crate) fn new() -> Self {
+        Self {
+            head: AtomicPtr::new(ptr::null_mut()),
+            tail: UnsafeCell::new(ptr::null_mut()),
+            stub: Link::new(),
+        }
+    }
+
+    fn stub_ptr(&self) -> *mut Link {
+        ptr::from_ref(&self.stub).cast_mut()
+    }
+
+    /// Points head and tail at the stub. The queue starts *not* marked empty: its creator
+    /// owns the consumer (an actor is scheduled once when it is spawned).
+    ///
+    /// # Safety
+    /// Called once, before any other use, at the address the queue keeps for its life.
+    pub(crate) unsafe fn init(&self, marked_empty: bool) {
+        let stub = self.stub_ptr();
+        // SAFETY: no other thread can see the queue yet (caller contract).
+        unsafe { *self.tail.get() = stub };
+        let head = if marked_empty { stub.map_addr(|a| a | EMPTY) } else { stub };
+        self.head.store(head, Ordering::Release);
+    }
+
+    /// Appends `node`. Wait-free: one `swap` and one store.
+    ///
+    /// # Safety
+    /// `node` points to a live `Link` that is in no queue, and stays alive until the
+    /// consumer pops it.
+    pub(crate) unsafe fn push(&self, node: NonNull<Link>) -> Push {
+        let node = node.as_ptr();
+        // SAFETY: the caller owns `node` until it is linked.
+        unsafe { (*node).next.store(ptr::null_mut(), Ordering::Relaxed) };
+        // AcqRel: Release publishes the node's payload to the consumer's Acquire load of
+        // `next`; Acquire pairs with `mark_empty`'s Release so that a push that finds the
+        // mark sees everything the last activation did before it went idle.
+        let prev = self.head.swap(node, Ordering::AcqRel);
+        let was_empty = prev.addr() & EMPTY != 0;
+        let prev = prev.map_addr(|a| a & !EMPTY);
+        // SAFETY: `prev` is the previous last node. The consumer only retires a node after
+        // seeing a non-null `next` in it, which is the store below, so `prev` is alive.
+        // Release pairs with the Acquire loads of `next` in `pop`.
+        unsafe { (*prev).next.store(node, Ordering::Release) };
+        if was_empty { Push::WasEmpty } else { Push::Queued }
+    }
+
+    /// Takes the oldest node, or `None` if the queue is empty *or* a producer is half-way
+    /// through a push (then [`Queue::mark_empty`] fails and the caller tries again).
+    ///
+    /// # Safety
+    /// Only the consumer calls this (the thread running the actor's activation).
+    pub(crate) unsafe fn pop(&self) -> Option<NonNull<Link>> {
+        let stub = self.stub_ptr();
+        // SAFETY: consumer-only field (caller contract).
+        let tail_slot = unsafe { &mut *self.tail.get() };
+        let mut tail = *tail_slot;
+        // SAFETY: `tail` is the stub or a node pushed and not yet returned; both alive.
+        let mut next = unsafe { (*tail).next.load(Ordering::Acquire) };
+        if tail == stub {
+            if next.is_null() {
+                return None;
+            }
+            *tail_slot = next;
+            tail = next;
+            // SAFETY: as above, `next` was linked by a completed push.
+            next = unsafe { (*tail).next.load(Ordering::Acquire) };
+        }
+        if !next.is_null() {
+            *tail_slot = next;
+            return NonNull::new(tail);
+        }
+        let head = self.head.load(Ordering::Acquire).map_addr(|a| a & !EMPTY);
+        if tail != head {
+            // A producer swapped `head` but has not linked its node yet.
+            return None;
+        }
+        // `tail` is the last node: put the stub behind it so it can be handed out.
+        // SAFETY: the stub is in no queue at this point (tail != stub).
+        let _ = unsafe { self.push(NonNull::from(&self.stub)) };
+        // SAFETY: `tail` is still alive: we have not returned it yet.
+        next = unsafe { (*tail).next.load(Ordering::Acquire) };
+        if !next.is_null() {
+            *tail_slot = next;
+            return NonNull::new(tail);
+        }
+        None
+    }
+
+    /// Marks the queue empty if it holds nothing but the stub. Returns `false` if a push
+    /// got in first; the consumer then still owns the queue and must keep popping.
+    ///
+    /// # Safety
+    /// Only the consumer calls this, and gives up the consumer role when it returns `true`.
+    pub(crate) unsafe fn mark_empty(&self) -> bool {
+        let stub = self.stub_ptr();
+        // Release pairs with the Acquire of the `swap` in `push` (see there).
+        self.head
+            .compare_exchange(
+                stub,
+                stub.map_addr(|a| a | EMPTY),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[repr(C)]
+    struct Node {
+        link: Link,
+        value: u64,
+    }
+
+    fn node(value: u64) -> NonNull<Link> {
+        NonNull::from(Box::leak(Box::new(Node {
+            link: Link::new(),
+            value,
+        })))
+        .cast()
+    }
+
+    /// # Safety
+    /// `link` came from `node` and was popped.
+    unsafe fn take(link: NonNull<Link>) -> u64 {
+        // SAFETY: caller contract: the node was boxed by `node` and is no longer queued.
+        unsafe { Box::from_raw(link.cast::<Node>().as_ptr()).value }
+    }
+
+    fn new_queue(marked_empty: bool) -> Box<Queue> {
+        let q = Box::new(Queue::new());
+        // SAFETY: the queue is boxed (stable address) and not shared yet.
+        unsafe { q.init(marked_empty) };
+        q
+    }
+
+    #[test]
+    fn only_the_push_that_finds_the_mark_is_told_the_queue_was_empty() {
+        let q = new_queue(true);
+        // SAFETY: single thread plays producer and consumer; nodes come from `node`.
+        unsafe {
+            assert_eq!(q.push(node(1)), Push::WasEmpty);
+            assert_eq!(q.push(node(2)), Push::Queued);
+            assert_eq!(take(q.pop().unwrap()), 1);
+            assert!(!q.mark_empty(), "a node is still queued");
+            assert_eq!(take(q.pop().unwrap()), 2);
+            assert!(q.pop().is_none());
+            assert!(q.mark_empty());
+            assert_eq!(q.push(node(3)), Push::WasEmpty);
+            assert_eq!(take(q.pop().unwrap()), 3);
+            assert!(q.pop().is_none());
+        }
+    }
+
+    #[test]
+    fn a_new_queue_is_owned_by_its_creator_until_marked_empty() {
+        let q = new_queue(false);
+        // SAFETY: single-threaded use.
+        unsafe {
+            assert_eq!(q.push(node(1)), Push::Queued);
+            assert_eq!(take(q.pop().unwrap()), 1);
+            assert!(q.mark_empty());
+        }
+    }
+
+    #[test]
+    fn messages_from_each_producer_arrive_in_order_and_none_is_lost() {
+        let producers = if cfg!(miri) { 3 } else { 4 };
+        let per = if cfg!(miri) { 50 } else { 20_000 };
+        let q: Arc<Queue> = Arc::from(new_queue(true));
+        let mut handles = Vec::new();
+        for p in 0..producers {
+            let q = q.clone();
+            handles.push(std::thread::spawn(move || {
+                let mut empties = 0;
+                for i in 0..per {
+                    // SAFETY: each node is fresh and leaked to the queue.
+                    if unsafe { q.push(node(p << 32 | i)) } == Push::WasEmpty {
+                        empties += 1;
+                    }
+                }
+                empties
+            }));
+        }
+        let mut last = vec![None::<u64>; producers as usize];
+        let mut got = 0;
+        while got < producers * per {
+            // SAFETY: this thread is the only consumer.
+            if let Some(n) = unsafe { q.pop() } {
+                // SAFETY: popped nodes came from `node`.
+                let v = unsafe { take(n) };
+                let (p, i) = ((v >> 32) as usize, v & 0xffff_ffff);
+                assert!(last[p].is_none_or(|l| l + 1 == i), "FIFO per producer");
+                last[p] = Some(i);
+                got += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        let empties: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+        assert_eq!(empties, 1, "only the first push found the mark");
+    }
+}

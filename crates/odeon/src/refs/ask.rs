@@ -1,0 +1,146 @@
+//! Request–reply.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+
+use super::TellError;
+use crate::system::Shared;
+
+/// Why an ask got no reply.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AskError {
+    /// The actor had stopped, or stopped before handling the message.
+    #[error("the actor stopped before replying")]
+    Stopped,
+    /// The handler panicked.
+    #[error("the handler panicked")]
+    Panicked,
+    /// No reply within the deadline.
+    #[error("no reply within {0:?}")]
+    Timeout(Duration),
+    /// The actor's bounded mailbox was full.
+    #[error("the actor's mailbox is full")]
+    Full,
+}
+
+impl<M> From<TellError<M>> for AskError {
+    fn from(e: TellError<M>) -> Self {
+        match e {
+            TellError::Stopped(_) => AskError::Stopped,
+            TellError::Full(_) => AskError::Full,
+        }
+    }
+}
+
+type Slot<R> = oneshot::Sender<Result<R, AskError>>;
+
+/// The sending half, carried in the message's node. Dropped unsent, it tells the asker
+/// why: `Panicked` while unwinding from a handler, `Stopped` otherwise.
+pub(crate) struct ReplyTo<R> {
+    tx: Option<Slot<R>>,
+}
+
+impl<R> ReplyTo<R> {
+    pub(crate) fn send(mut self, value: R) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Ok(value));
+        }
+    }
+}
+
+impl<R> Drop for ReplyTo<R> {
+    fn drop(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let err = if std::thread::panicking() {
+                AskError::Panicked
+            } else {
+                AskError::Stopped
+            };
+            let _ = tx.send(Err(err));
+        }
+    }
+}
+
+/// A future of an actor's reply. Completes with the reply or an [`AskError`]; never
+/// hangs past its deadline.
+#[must_use = "an ask does nothing useful unless its reply is awaited"]
+pub struct Ask<R> {
+    rx: Option<oneshot::Receiver<Result<R, AskError>>>,
+    early: Option<AskError>,
+    timeout: Duration,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    io: tokio::runtime::Handle,
+}
+
+impl<R> std::fmt::Debug for Ask<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ask").field("timeout", &self.timeout).finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn pair<R>(shared: &Arc<Shared>) -> (ReplyTo<R>, Ask<R>) {
+    let (tx, rx) = oneshot::channel();
+    (
+        ReplyTo { tx: Some(tx) },
+        Ask {
+            rx: Some(rx),
+            early: None,
+            timeout: shared.config.ask_timeout,
+            sleep: None,
+            io: shared.io.clone(),
+        },
+    )
+}
+
+impl<R> Ask<R> {
+    pub(crate) fn failed(err: AskError, shared: &Arc<Shared>) -> Self {
+        Ask {
+            rx: None,
+            early: Some(err),
+            timeout: shared.config.ask_timeout,
+            sleep: None,
+            io: shared.io.clone(),
+        }
+    }
+
+    /// Sets the deadline, counted from the first poll.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self.sleep = None;
+        self
+    }
+}
+
+impl<R> Future for Ask<R> {
+    type Output = Result<R, AskError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if let Some(e) = this.early.take() {
+            return Poll::Ready(Err(e));
+        }
+        let Some(rx) = this.rx.as_mut() else {
+            return Poll::Ready(Err(AskError::Stopped));
+        };
+        if let Poll::Ready(res) = Pin::new(rx).poll(cx) {
+            this.rx = None;
+            return Poll::Ready(res.unwrap_or(Err(AskError::Stopped)));
+        }
+        let timeout = this.timeout;
+        let sleep = this.sleep.get_or_insert_with(|| {
+            let _io = this.io.enter();
+            Box::pin(tokio::time::sleep(timeout))
+        });
+        if sleep.as_mut().poll(cx).is_ready() {
+            this.rx = None;
+            return Poll::Ready(Err(AskError::Timeout(timeout)));
+        }
+        Poll::Pending
+    }
+}

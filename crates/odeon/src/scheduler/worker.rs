@@ -1,0 +1,266 @@
+//! A worker thread: find a task, run its turn, repeat; park when there is none.
+
+use std::cell::Cell;
+use std::ptr::{self, NonNull};
+use std::sync::Arc;
+use std::sync::atomic::{Ordering, fence};
+use std::time::Duration;
+
+use crossbeam_deque::{Steal, Worker};
+use crossbeam_utils::sync::Parker;
+
+use super::{Count, Placement, RunOutcome, Scheduler, Task, WorkerShared};
+use crate::defaults;
+use crate::system::Shared;
+
+thread_local! {
+    static CURRENT: Cell<*const WorkerCtx> = const { Cell::new(ptr::null()) };
+}
+
+/// The thread-local half of a worker.
+pub(super) struct WorkerCtx {
+    sched: *const Scheduler,
+    index: usize,
+    local: Worker<Task>,
+    streak: Cell<u32>,
+    tick: Cell<u32>,
+    searching: Cell<bool>,
+    rng: Cell<u32>,
+}
+
+/// The calling thread's worker context, if it is a worker of `sched`.
+pub(super) fn current(sched: &Scheduler) -> Option<&WorkerCtx> {
+    let p = CURRENT.with(Cell::get);
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `CURRENT` points at the `WorkerCtx` on the stack of `run` below, set when
+    // `run` starts and cleared before it returns; we are on that thread, inside that
+    // call, so the context outlives this borrow.
+    let ctx = unsafe { &*p };
+    ptr::eq(ctx.sched, sched).then_some(ctx)
+}
+
+pub(super) fn run(shared: Arc<Shared>, index: usize, local: Worker<Task>, parker: Parker) {
+    let _io = shared.io.enter();
+    let sched = &shared.sched;
+    let ctx = WorkerCtx {
+        sched,
+        index,
+        local,
+        streak: Cell::new(0),
+        tick: Cell::new(0),
+        searching: Cell::new(false),
+        rng: Cell::new(index as u32 * 2_654_435_761 + 1),
+    };
+    CURRENT.with(|c| c.set(&ctx));
+    loop {
+        if sched.is_shutdown() {
+            break;
+        }
+        match ctx.find_task(sched) {
+            Some(task) => {
+                if ctx.searching.get() {
+                    ctx.stop_searching(sched);
+                }
+                ctx.run_task(sched, task);
+            }
+            None => {
+                if !ctx.park(sched, &parker) {
+                    break;
+                }
+            }
+        }
+    }
+    CURRENT.with(|c| c.set(ptr::null()));
+}
+
+impl WorkerCtx {
+    fn me<'a>(&self, sched: &'a Scheduler) -> &'a WorkerShared {
+        &sched.workers[self.index]
+    }
+
+    /// Single-writer increment: only this worker writes its counters.
+    pub(super) fn bump(&self, sched: &Scheduler, c: Count) {
+        let a = self.me(sched).counters.get(c);
+        // Release pairs with the Acquire loads of `Scheduler::collect`.
+        a.store(a.load(Ordering::Relaxed) + 1, Ordering::Release);
+    }
+
+    pub(super) fn push(&self, sched: &Scheduler, task: Task, placement: Placement) {
+        match placement {
+            Placement::Slot => {
+                let me = self.me(sched);
+                // Only this thread puts into the slot; thieves only take. So an empty
+                // slot stays empty until our store, and a full one is swapped.
+                let old = if me.slot.load(Ordering::Relaxed).is_null() {
+                    // Release pairs with the thief's or our own AcqRel `swap` in take.
+                    me.slot.store(task.as_ptr(), Ordering::Release);
+                    ptr::null_mut()
+                } else {
+                    me.slot.swap(task.as_ptr(), Ordering::AcqRel)
+                };
+                if let Some(old) = NonNull::new(old) {
+                    self.push_back(sched, Task(old));
+                }
+            }
+            Placement::Back => self.push_back(sched, task),
+        }
+    }
+
+    fn push_back(&self, sched: &Scheduler, task: Task) {
+        self.local.push(task);
+        let slot_full = !self.me(sched).slot.load(Ordering::Relaxed).is_null();
+        if self.local.len() + usize::from(slot_full) >= 2 {
+            sched.idle.notify_one(sched);
+        }
+    }
+
+    fn run_task(&self, sched: &Scheduler, task: Task) {
+        let me = self.me(sched);
+        // Plain stores: only this thread writes them; the monitor only reads.
+        me.seq
+            .store(me.seq.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        me.busy.store(true, Ordering::Relaxed);
+        // SAFETY: the task came from a run queue or slot, so this worker owns the turn.
+        let outcome = unsafe { task.run() };
+        me.busy.store(false, Ordering::Relaxed);
+        if me.stuck.load(Ordering::Relaxed) {
+            me.stuck.store(false, Ordering::Relaxed);
+        }
+        if outcome == RunOutcome::Requeue {
+            self.push_back(sched, task);
+        }
+    }
+
+    fn find_task(&self, sched: &Scheduler) -> Option<Task> {
+        let me = self.me(sched);
+        let tick = self.tick.get().wrapping_add(1);
+        self.tick.set(tick);
+        if tick % defaults::INJECTOR_INTERVAL == 0 {
+            if let Some(t) = self.steal_injector(sched) {
+                return Some(t);
+            }
+        }
+        let streak = self.streak.get();
+        if streak < defaults::SLOT_STREAK_LIMIT || self.local.is_empty() {
+            if let Some(t) = take_slot(me) {
+                self.streak.set(streak + 1);
+                return Some(t);
+            }
+        } else if let Some(t) = take_slot(me) {
+            // Fairness: the slot's actor waits behind what is already queued.
+            self.local.push(t);
+        }
+        self.streak.set(0);
+        if let Some(t) = self.local.pop() {
+            return Some(t);
+        }
+        if let Some(t) = self.steal_injector(sched) {
+            return Some(t);
+        }
+        self.steal_others(sched)
+    }
+
+    fn steal_injector(&self, sched: &Scheduler) -> Option<Task> {
+        loop {
+            match sched.injector.steal_batch_and_pop(&self.local) {
+                Steal::Success(t) => return Some(t),
+                Steal::Empty => return None,
+                Steal::Retry => {}
+            }
+        }
+    }
+
+    fn steal_others(&self, sched: &Scheduler) -> Option<Task> {
+        let n = sched.workers.len();
+        let mut x = self.rng.get();
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.rng.set(x);
+        let start = x as usize % n;
+        for k in 0..n {
+            let i = (start + k) % n;
+            if i == self.index {
+                continue;
+            }
+            let w = &sched.workers[i];
+            loop {
+                match w.stealer.steal_batch_and_pop(&self.local) {
+                    Steal::Success(t) => return Some(t),
+                    Steal::Empty => break,
+                    Steal::Retry => {}
+                }
+            }
+            if w.stuck.load(Ordering::Acquire) {
+                if let Some(t) = take_slot(w) {
+                    return Some(t);
+                }
+            }
+        }
+        None
+    }
+
+    fn stop_searching(&self, sched: &Scheduler) {
+        self.searching.set(false);
+        let last = sched.idle.num_searching.fetch_sub(1, Ordering::SeqCst) == 1;
+        if last && !self.local.is_empty() {
+            sched.idle.notify_one(sched);
+        }
+    }
+
+    /// Parks until woken. Returns `false` on shutdown.
+    fn park(&self, sched: &Scheduler, parker: &Parker) -> bool {
+        sched.notify_quiet();
+        if self.me(sched).spare {
+            if sched.workers.iter().any(|w| w.stuck.load(Ordering::Acquire)) {
+                parker.park_timeout(Duration::from_millis(1));
+            } else {
+                parker.park();
+            }
+            return !sched.is_shutdown();
+        }
+        sched.idle.register(self.index, self.searching.replace(false));
+        // SeqCst fence pairs with the one in `Idle::notify_one`: either the notifier
+        // sees us registered, or we see its work here.
+        fence(Ordering::SeqCst);
+        if sched.stealable_work_exists() || sched.is_shutdown() {
+            if !sched.idle.unregister(self.index) {
+                // A notifier picked us already and left a token: consume it.
+                parker.park();
+                self.searching.set(true);
+            }
+            return !sched.is_shutdown();
+        }
+        loop {
+            parker.park();
+            if sched.is_shutdown() {
+                return false;
+            }
+            if !sched.idle.is_registered(self.index) {
+                self.searching.set(true);
+                return true;
+            }
+        }
+    }
+}
+
+fn take_slot(w: &WorkerShared) -> Option<Task> {
+    if w.slot.load(Ordering::Relaxed).is_null() {
+        return None;
+    }
+    // AcqRel pairs with the Release store/swap in `WorkerCtx::push`.
+    NonNull::new(w.slot.swap(ptr::null_mut(), Ordering::AcqRel)).map(Task)
+}
+
+impl Scheduler {
+    /// Work an idle worker could take right now.
+    pub(super) fn stealable_work_exists(&self) -> bool {
+        !self.injector.is_empty()
+            || self.workers.iter().any(|w| {
+                !w.stealer.is_empty()
+                    || (w.stuck.load(Ordering::Acquire) && !w.slot.load(Ordering::Acquire).is_null())
+            })
+    }
+}

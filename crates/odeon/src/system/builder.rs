@@ -1,0 +1,109 @@
+//! Configuring a system.
+
+use std::time::Duration;
+
+use crate::System;
+use crate::defaults;
+
+/// Settings of a system. Every field defaults to the value in [`defaults`](crate::defaults).
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub(crate) workers: usize,
+    pub(crate) budget: usize,
+    pub(crate) stall_threshold: Duration,
+    pub(crate) monitor_interval: Duration,
+    pub(crate) max_spare_workers: usize,
+    pub(crate) ask_timeout: Duration,
+    pub(crate) shutdown_timeout: Duration,
+}
+
+/// Builds a [`System`].
+///
+/// ```
+/// use std::time::Duration;
+/// let system = odeon::System::builder()
+///     .workers(2)
+///     .budget(32)
+///     .stall_threshold(Duration::from_millis(5))
+///     .max_spare_workers(2)
+///     .build();
+/// # drop(system);
+/// ```
+#[derive(Clone, Debug)]
+pub struct SystemBuilder {
+    config: Config,
+}
+
+impl Default for SystemBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SystemBuilder {
+    /// Defaults: one worker per core.
+    pub fn new() -> Self {
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self {
+            config: Config {
+                workers,
+                budget: defaults::BUDGET,
+                stall_threshold: defaults::STALL_THRESHOLD,
+                monitor_interval: defaults::MONITOR_INTERVAL,
+                max_spare_workers: defaults::MAX_SPARE_WORKERS,
+                ask_timeout: defaults::ASK_TIMEOUT,
+                shutdown_timeout: defaults::SHUTDOWN_TIMEOUT,
+            },
+        }
+    }
+
+    /// Worker threads (at least 1).
+    pub fn workers(mut self, n: usize) -> Self {
+        self.config.workers = n.max(1);
+        self
+    }
+
+    /// Messages per turn before an actor with more mail goes to the back (at least 1).
+    pub fn budget(mut self, messages: usize) -> Self {
+        self.config.budget = messages.max(1);
+        self
+    }
+
+    /// How long one turn may hold a worker before the monitor calls it stuck.
+    pub fn stall_threshold(mut self, d: Duration) -> Self {
+        self.config.stall_threshold = d;
+        self
+    }
+
+    /// How often the monitor looks at busy workers.
+    pub fn monitor_interval(mut self, d: Duration) -> Self {
+        self.config.monitor_interval = d.max(Duration::from_micros(100));
+        self
+    }
+
+    /// The most spare workers the monitor may add for stuck ones.
+    pub fn max_spare_workers(mut self, n: usize) -> Self {
+        self.config.max_spare_workers = n;
+        self
+    }
+
+    /// Default deadline of [`ActorRef::ask`](crate::ActorRef::ask).
+    pub fn ask_timeout(mut self, d: Duration) -> Self {
+        self.config.ask_timeout = d;
+        self
+    }
+
+    /// How long [`System::shutdown`] waits for actors to stop.
+    pub fn shutdown_timeout(mut self, d: Duration) -> Self {
+        self.config.shutdown_timeout = d;
+        self
+    }
+
+    /// Starts the system.
+    ///
+    /// # Panics
+    /// If the OS refuses the runtime's threads.
+    pub fn build(self) -> System {
+        System::from_parts(self.config)
+    }
+}

@@ -1,0 +1,287 @@
+//! The runtime: worker pool, I/O and timer driver, the root of the actor tree.
+//!
+//! # Shutdown protocol
+//! 1. Mark the system shutting down (actors spawned from now on stop at once).
+//! 2. Ask every top-level actor to stop; each stops its children and supervised
+//!    children as part of stopping (see `cell/lifecycle.rs`), so every hook runs.
+//! 3. Wait until every spawned actor has stopped, up to `shutdown_timeout` (an actor
+//!    stuck in an endless loop cannot be stopped; it is reported and abandoned).
+//! 4. Stop the workers and the monitor, then the tokio runtime.
+
+mod builder;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+pub use builder::SystemBuilder;
+pub(crate) use builder::Config;
+
+use crate::cell::{AnyCell, SpawnOptions, spawn};
+use crate::scheduler::{Count, Scheduler};
+use crate::supervision::{SupervisorSpec, Supervisor, Children};
+use crate::{Actor, ActorRef, StopReason};
+
+/// State shared by every part of one system.
+pub(crate) struct Shared {
+    pub(crate) sched: Scheduler,
+    pub(crate) io: tokio::runtime::Handle,
+    pub(crate) config: Config,
+    root: Mutex<ChildList>,
+    shutting_down: AtomicBool,
+}
+
+/// Children of an actor (or of the root), pruned of stopped ones as it grows.
+#[derive(Default)]
+pub(crate) struct ChildList {
+    cells: Vec<Arc<dyn AnyCell>>,
+    prune_at: usize,
+}
+
+impl ChildList {
+    pub(crate) fn push(&mut self, cell: Arc<dyn AnyCell>) {
+        if self.cells.len() >= self.prune_at {
+            self.cells.retain(|c| !c.is_stopped());
+            self.prune_at = (self.cells.len() * 2).max(16);
+        }
+        self.cells.push(cell);
+    }
+
+    pub(crate) fn stop_all(&mut self, reason: &StopReason) {
+        for c in self.cells.drain(..) {
+            c.request_stop(reason.clone());
+        }
+        self.prune_at = 0;
+    }
+}
+
+impl Shared {
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn actor_spawned(&self) {
+        self.sched.bump(Count::Spawned);
+    }
+
+    pub(crate) fn actor_stopped(&self) {
+        self.sched.bump(Count::Stopped);
+    }
+
+    /// Spawns a top-level actor.
+    pub(crate) fn spawn_root<A: Actor>(self: &Arc<Self>, actor: A, opts: SpawnOptions) -> ActorRef<A> {
+        let cell = spawn(self, actor, opts, None);
+        self.root.lock().push(cell.clone());
+        ActorRef::from_cell(cell)
+    }
+
+    pub(crate) fn register_root(&self, cell: Arc<dyn AnyCell>) {
+        self.root.lock().push(cell);
+    }
+}
+
+/// A cloneable handle to a running [`System`], for spawning from anywhere (for example
+/// from inside a handler: [`Context::system`](crate::Context::system)).
+#[derive(Clone)]
+pub struct SystemHandle {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for SystemHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SystemHandle").finish_non_exhaustive()
+    }
+}
+
+impl SystemHandle {
+    /// Spawns a top-level actor with default options.
+    pub fn spawn<A: Actor>(&self, actor: A) -> ActorRef<A> {
+        self.shared.spawn_root(actor, SpawnOptions::default())
+    }
+
+    /// Spawns a top-level actor with `opts`.
+    pub fn spawn_with<A: Actor>(&self, actor: A, opts: SpawnOptions) -> ActorRef<A> {
+        self.shared.spawn_root(actor, opts)
+    }
+
+    /// Starts a top-level supervisor; `children` spawns its children, in start order.
+    pub fn supervise<T>(
+        &self,
+        spec: SupervisorSpec,
+        children: impl FnOnce(&mut Children) -> T,
+    ) -> (ActorRef<Supervisor>, T) {
+        let (sup, out) = crate::supervision::start(&self.shared, spec, children);
+        self.shared.register_root(sup.cell_any());
+        (sup, out)
+    }
+}
+
+/// The actor runtime.
+///
+/// ```
+/// use odeon::{Actor, Context, Handler, Message, System};
+///
+/// struct Echo;
+/// impl Actor for Echo {}
+/// struct Say(String);
+/// impl Message for Say { type Reply = String; }
+/// impl Handler<Say> for Echo {
+///     fn handle(&mut self, msg: Say, _: &mut Context<Self>) -> String { msg.0 }
+/// }
+///
+/// let system = System::new();
+/// let echo = system.spawn(Echo);
+/// let reply = system.block_on(echo.ask(Say("hi".into()))).unwrap();
+/// assert_eq!(reply, "hi");
+/// system.shutdown();
+/// ```
+pub struct System {
+    handle: SystemHandle,
+    runtime: Option<tokio::runtime::Runtime>,
+    done: bool,
+}
+
+impl std::fmt::Debug for System {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("System")
+            .field("workers", &self.handle.shared.config.workers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for System {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl System {
+    /// The embedded default: one worker per core, default budget and monitor.
+    ///
+    /// # Panics
+    /// If the OS refuses the runtime's threads.
+    pub fn new() -> Self {
+        SystemBuilder::new().build()
+    }
+
+    /// A builder for worker count, budget and fairness-monitor settings.
+    pub fn builder() -> SystemBuilder {
+        SystemBuilder::new()
+    }
+
+    pub(crate) fn from_parts(config: Config) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("odeon-io")
+            .enable_all()
+            .build()
+            .expect("the OS refused the I/O driver's thread");
+        let shared = Arc::new(Shared {
+            sched: Scheduler::new(config.workers, config.max_spare_workers),
+            io: runtime.handle().clone(),
+            config,
+            root: Mutex::new(ChildList::default()),
+            shutting_down: AtomicBool::new(false),
+        });
+        Scheduler::start(&shared);
+        System {
+            handle: SystemHandle { shared },
+            runtime: Some(runtime),
+            done: false,
+        }
+    }
+
+    /// A cloneable handle for spawning from other threads or actors.
+    pub fn handle(&self) -> SystemHandle {
+        self.handle.clone()
+    }
+
+    /// Spawns a top-level actor with default options.
+    pub fn spawn<A: Actor>(&self, actor: A) -> ActorRef<A> {
+        self.handle.spawn(actor)
+    }
+
+    /// Spawns a top-level actor with `opts` (bounded mailbox, own thread).
+    pub fn spawn_with<A: Actor>(&self, actor: A, opts: SpawnOptions) -> ActorRef<A> {
+        self.handle.spawn_with(actor, opts)
+    }
+
+    /// Starts a top-level supervisor (see [`Supervisor`]).
+    pub fn supervise<T>(
+        &self,
+        spec: SupervisorSpec,
+        children: impl FnOnce(&mut Children) -> T,
+    ) -> (ActorRef<Supervisor>, T) {
+        self.handle.supervise(spec, children)
+    }
+
+    /// Runs a future to completion on the calling thread (for example an `ask` from
+    /// `main`). Must not be called from inside a handler.
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        match self.runtime.as_ref() {
+            Some(rt) => rt.block_on(future),
+            None => unreachable!("the runtime lives until the system is dropped"),
+        }
+    }
+
+    /// Blocks until the system is quiescent: every actor idle, no message in flight, no
+    /// async handler pending and no timer armed (ActorFoundry's termination condition).
+    pub fn run_until_quiescent(&self) {
+        self.wait_quiescent(None);
+    }
+
+    /// Like [`System::run_until_quiescent`] with a limit; returns whether quiescence was
+    /// reached.
+    pub fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
+        let sched = &self.handle.shared.sched;
+        let deadline = timeout.map(|t| Instant::now() + t);
+        sched.wait_until(deadline, || sched.totals().is_some_and(|t| t[0] == t[1]))
+    }
+
+    /// Number of actors spawned and not yet stopped.
+    pub fn live_actors(&self) -> u64 {
+        let sched = &self.handle.shared.sched;
+        loop {
+            if let Some(t) = sched.totals() {
+                return t[2].saturating_sub(t[3]);
+            }
+        }
+    }
+
+    /// Stops every actor (running its hooks), then the runtime. Returns `false` if some
+    /// actor could not be stopped within the shutdown timeout.
+    pub fn shutdown(mut self) -> bool {
+        self.shutdown_inner()
+    }
+
+    fn shutdown_inner(&mut self) -> bool {
+        if self.done {
+            return true;
+        }
+        self.done = true;
+        let shared = &self.handle.shared;
+        shared.shutting_down.store(true, Ordering::Release);
+        shared.root.lock().stop_all(&StopReason::Shutdown);
+        let deadline = Instant::now() + shared.config.shutdown_timeout;
+        let sched = &shared.sched;
+        let all_stopped =
+            sched.wait_until(Some(deadline), || sched.totals().is_some_and(|t| t[2] == t[3]));
+        if !all_stopped {
+            tracing::warn!("shutdown timed out: some actors did not stop");
+        }
+        sched.shutdown();
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_timeout(Duration::from_secs(1));
+        }
+        all_stopped
+    }
+}
+
+impl Drop for System {
+    fn drop(&mut self) {
+        self.shutdown_inner();
+    }
+}
