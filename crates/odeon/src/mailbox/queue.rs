@@ -234,7 +234,9 @@ mod tests {
     fn messages_from_each_producer_arrive_in_order_and_none_is_lost() {
         let producers = if cfg!(miri) { 3 } else { 4 };
         let per = if cfg!(miri) { 50 } else { 20_000 };
-        let q: Arc<Queue> = Arc::from(new_queue(true));
+        let q = Arc::new(Queue::new());
+        // SAFETY: the queue is at its final address (inside the Arc) and not shared yet.
+        unsafe { q.init(true) };
         let mut handles = Vec::new();
         for p in 0..producers {
             let q = q.clone();
