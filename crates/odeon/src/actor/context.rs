@@ -10,7 +10,9 @@ use crate::mailbox::node::Header;
 use crate::supervision::{Children, Supervisor, SupervisorSpec};
 use crate::system::{ChildList, SystemHandle};
 use crate::timer::{self, TimerHandle};
-use crate::{Actor, ActorId, ActorRef, Handler, Handles, Message, StopReason, Terminated, WeakActorRef};
+use crate::{
+    Actor, ActorId, ActorRef, Handler, Handles, Message, StopReason, Terminated, WeakActorRef,
+};
 
 /// The actor's view of the runtime inside handlers and hooks: its own reference,
 /// children, stopping, watching and linking, timers, stashing.
@@ -33,7 +35,9 @@ unsafe impl<A: Actor> Send for Context<A> {}
 
 impl<A: Actor> fmt::Debug for Context<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Context").field("id", &self.id()).finish_non_exhaustive()
+        f.debug_struct("Context")
+            .field("id", &self.id())
+            .finish_non_exhaustive()
     }
 }
 

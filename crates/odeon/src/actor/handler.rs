@@ -86,11 +86,7 @@ pub trait Handler<M: Message>: Actor {
 /// ```
 pub trait AsyncHandler<M: Message>: Actor {
     /// Handles one message; the actor's turn lasts until the future completes.
-    fn handle(
-        &mut self,
-        msg: M,
-        cx: &mut Context<Self>,
-    ) -> impl Future<Output = M::Reply> + Send;
+    fn handle(&mut self, msg: M, cx: &mut Context<Self>) -> impl Future<Output = M::Reply> + Send;
 }
 
 /// Marker types that let [`Handles`] tell synchronous from asynchronous handlers.

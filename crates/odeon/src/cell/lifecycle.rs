@@ -38,11 +38,7 @@ pub(crate) trait AnyCell: Send + Sync {
     fn restart(&self);
     fn remove_link(&self, peer: ActorId);
     fn add_link(&self, peer: Arc<dyn AnyCell>) -> Result<(), StopReason>;
-    fn add_watcher(
-        &self,
-        watcher: ActorId,
-        notify: Box<dyn FnOnce(Terminated) + Send>,
-    );
+    fn add_watcher(&self, watcher: ActorId, notify: Box<dyn FnOnce(Terminated) + Send>);
     fn remove_watcher(&self, watcher: ActorId);
 }
 
@@ -97,7 +93,10 @@ impl<A: Actor> Cell<A> {
             self.flags.fetch_or(STOPPED, Ordering::AcqRel);
             let c = ctl.get_or_insert_with(Default::default);
             c.final_reason = Some(reason.clone());
-            (std::mem::take(&mut c.watchers), std::mem::take(&mut c.links))
+            (
+                std::mem::take(&mut c.watchers),
+                std::mem::take(&mut c.links),
+            )
         };
         tracing::trace!(actor = %self.id, %reason, "stopped");
         for (_, notify) in watchers {

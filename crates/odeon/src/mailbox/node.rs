@@ -12,8 +12,8 @@ use std::pin::Pin;
 use std::ptr::NonNull;
 
 use super::queue::Link;
-use crate::refs::ask::ReplyTo;
 use crate::cell::Cell;
+use crate::refs::ask::ReplyTo;
 use crate::{Actor, AsyncHandler, Handler, Message};
 
 /// A type-erased pending async handler. Its real lifetime is the actor's turn; see the

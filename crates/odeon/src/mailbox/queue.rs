@@ -81,7 +81,11 @@ impl Queue {
         let stub = self.stub_ptr();
         // SAFETY: no other thread can see the queue yet (caller contract).
         unsafe { *self.tail.get() = stub };
-        let head = if marked_empty { stub.map_addr(|a| a | EMPTY) } else { stub };
+        let head = if marked_empty {
+            stub.map_addr(|a| a | EMPTY)
+        } else {
+            stub
+        };
         self.head.store(head, Ordering::Release);
     }
 
@@ -104,7 +108,11 @@ impl Queue {
         // seeing a non-null `next` in it, which is the store below, so `prev` is alive.
         // Release pairs with the Acquire loads of `next` in `pop`.
         unsafe { (*prev).next.store(node, Ordering::Release) };
-        if was_empty { Push::WasEmpty } else { Push::Queued }
+        if was_empty {
+            Push::WasEmpty
+        } else {
+            Push::Queued
+        }
     }
 
     /// Takes the oldest node, or `None` if the queue is empty *or* a producer is half-way
@@ -156,6 +164,14 @@ impl Queue {
     /// Only the consumer calls this, and gives up the consumer role when it returns `true`.
     pub(crate) unsafe fn mark_empty(&self) -> bool {
         let stub = self.stub_ptr();
+        // `head == stub` alone is not enough: `pop` may have re-pushed the stub behind a
+        // node whose producer had not linked it yet, leaving `tail` on that node. Only
+        // with the consumer itself at the stub is the queue really empty. (Found by the
+        // loom test below.)
+        // SAFETY: consumer-only field (caller contract).
+        if unsafe { *self.tail.get() } != stub {
+            return false;
+        }
         // Release pairs with the Acquire of the `swap` in `push` (see there).
         self.head
             .compare_exchange(
@@ -268,5 +284,88 @@ mod tests {
         }
         let empties: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
         assert_eq!(empties, 1, "only the first push found the mark");
+    }
+}
+
+/// Model-checks the scheduling protocol: run with
+/// `RUSTFLAGS="--cfg loom" cargo test -p odeon --lib --release loom`.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::Arc;
+    use loom::sync::atomic::{AtomicBool, AtomicUsize};
+
+    #[repr(C)]
+    struct Node {
+        link: Link,
+    }
+
+    fn node() -> NonNull<Link> {
+        NonNull::from(Box::leak(Box::new(Node { link: Link::new() }))).cast()
+    }
+
+    struct Consumer {
+        queue: Queue,
+        consuming: AtomicBool,
+        consumed: AtomicUsize,
+    }
+
+    /// What a scheduled actor's turn does: pop everything, then give up the consumer
+    /// role with `mark_empty`, or keep it if a push got in.
+    fn consume(c: &Consumer) {
+        assert!(
+            !c.consuming.swap(true, Ordering::SeqCst),
+            "two consumers at once"
+        );
+        loop {
+            // SAFETY: we own the consumer role (asserted above).
+            while let Some(n) = unsafe { c.queue.pop() } {
+                // SAFETY: nodes come from `node` and are popped exactly once.
+                drop(unsafe { Box::from_raw(n.cast::<Node>().as_ptr()) });
+                c.consumed.fetch_add(1, Ordering::SeqCst);
+            }
+            c.consuming.store(false, Ordering::SeqCst);
+            // SAFETY: still the consumer until this succeeds.
+            if unsafe { c.queue.mark_empty() } {
+                return;
+            }
+            assert!(
+                !c.consuming.swap(true, Ordering::SeqCst),
+                "two consumers at once"
+            );
+            loom::thread::yield_now();
+        }
+    }
+
+    #[test]
+    fn every_message_is_consumed_by_exactly_one_scheduled_consumer() {
+        loom::model(|| {
+            let c = Arc::new(Consumer {
+                queue: Queue::new(),
+                consuming: AtomicBool::new(false),
+                consumed: AtomicUsize::new(0),
+            });
+            // SAFETY: inside the Arc (final address), not shared yet.
+            unsafe { c.queue.init(true) };
+            let producers: Vec<_> = (0..2)
+                .map(|_| {
+                    let c = c.clone();
+                    loom::thread::spawn(move || {
+                        // SAFETY: fresh node, handed to the queue.
+                        if unsafe { c.queue.push(node()) } == Push::WasEmpty {
+                            consume(&c);
+                        }
+                    })
+                })
+                .collect();
+            for p in producers {
+                p.join().unwrap();
+            }
+            assert_eq!(c.consumed.load(Ordering::SeqCst), 2, "a message was lost");
+            // The queue ends marked empty: the next push must schedule again.
+            // SAFETY: all producers joined; this thread is the only user.
+            assert_eq!(unsafe { c.queue.push(node()) }, Push::WasEmpty);
+            consume(&c);
+        });
     }
 }

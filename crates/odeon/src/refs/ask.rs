@@ -80,7 +80,9 @@ pub struct Ask<R> {
 
 impl<R> std::fmt::Debug for Ask<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ask").field("timeout", &self.timeout).finish_non_exhaustive()
+        f.debug_struct("Ask")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
     }
 }
 

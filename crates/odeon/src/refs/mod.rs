@@ -228,6 +228,11 @@ impl<A: Actor> Clone for WeakActorRef<A> {
 
 impl<A: Actor> fmt::Debug for WeakActorRef<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "WeakActorRef<{}>({})", std::any::type_name::<A>(), self.id())
+        write!(
+            f,
+            "WeakActorRef<{}>({})",
+            std::any::type_name::<A>(),
+            self.id()
+        )
     }
 }

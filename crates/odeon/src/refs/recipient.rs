@@ -95,6 +95,11 @@ impl<M: Message> Clone for Recipient<M> {
 
 impl<M: Message> fmt::Debug for Recipient<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Recipient<{}>({})", std::any::type_name::<M>(), self.id())
+        write!(
+            f,
+            "Recipient<{}>({})",
+            std::any::type_name::<M>(),
+            self.id()
+        )
     }
 }

@@ -232,7 +232,11 @@ impl Scheduler {
             return;
         };
         let shared2 = shared.clone();
-        let kind = if self.workers[index].spare { "spare" } else { "worker" };
+        let kind = if self.workers[index].spare {
+            "spare"
+        } else {
+            "worker"
+        };
         let spawned = std::thread::Builder::new()
             .name(format!("odeon-{kind}-{index}"))
             .spawn(move || worker::run(shared2, index, local, parker));

@@ -214,14 +214,20 @@ impl WorkerCtx {
     fn park(&self, sched: &Scheduler, parker: &Parker) -> bool {
         sched.notify_quiet();
         if self.me(sched).spare {
-            if sched.workers.iter().any(|w| w.stuck.load(Ordering::Acquire)) {
+            if sched
+                .workers
+                .iter()
+                .any(|w| w.stuck.load(Ordering::Acquire))
+            {
                 parker.park_timeout(Duration::from_millis(1));
             } else {
                 parker.park();
             }
             return !sched.is_shutdown();
         }
-        sched.idle.register(self.index, self.searching.replace(false));
+        sched
+            .idle
+            .register(self.index, self.searching.replace(false));
         // SeqCst fence pairs with the one in `Idle::notify_one`: either the notifier
         // sees us registered, or we see its work here.
         fence(Ordering::SeqCst);
@@ -260,7 +266,8 @@ impl Scheduler {
         !self.injector.is_empty()
             || self.workers.iter().any(|w| {
                 !w.stealer.is_empty()
-                    || (w.stuck.load(Ordering::Acquire) && !w.slot.load(Ordering::Acquire).is_null())
+                    || (w.stuck.load(Ordering::Acquire)
+                        && !w.slot.load(Ordering::Acquire).is_null())
             })
     }
 }

@@ -210,7 +210,9 @@ pub struct Children {
 
 impl fmt::Debug for Children {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Children").field("supervisor", &self.supervisor).finish()
+        f.debug_struct("Children")
+            .field("supervisor", &self.supervisor)
+            .finish()
     }
 }
 

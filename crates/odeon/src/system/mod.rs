@@ -17,12 +17,12 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-pub use builder::SystemBuilder;
 pub(crate) use builder::Config;
+pub use builder::SystemBuilder;
 
 use crate::cell::{AnyCell, SpawnOptions, spawn};
 use crate::scheduler::{Count, Scheduler};
-use crate::supervision::{SupervisorSpec, Supervisor, Children};
+use crate::supervision::{Children, Supervisor, SupervisorSpec};
 use crate::{Actor, ActorRef, StopReason};
 
 /// State shared by every part of one system.
@@ -72,7 +72,11 @@ impl Shared {
     }
 
     /// Spawns a top-level actor.
-    pub(crate) fn spawn_root<A: Actor>(self: &Arc<Self>, actor: A, opts: SpawnOptions) -> ActorRef<A> {
+    pub(crate) fn spawn_root<A: Actor>(
+        self: &Arc<Self>,
+        actor: A,
+        opts: SpawnOptions,
+    ) -> ActorRef<A> {
         let cell = spawn(self, actor, opts, None);
         self.root.lock().push(cell.clone());
         ActorRef::from_cell(cell)
@@ -267,8 +271,9 @@ impl System {
         shared.root.lock().stop_all(&StopReason::Shutdown);
         let deadline = Instant::now() + shared.config.shutdown_timeout;
         let sched = &shared.sched;
-        let all_stopped =
-            sched.wait_until(Some(deadline), || sched.totals().is_some_and(|t| t[2] == t[3]));
+        let all_stopped = sched.wait_until(Some(deadline), || {
+            sched.totals().is_some_and(|t| t[2] == t[3])
+        });
         if !all_stopped {
             tracing::warn!("shutdown timed out: some actors did not stop");
         }
