@@ -63,10 +63,14 @@ impl<A: Actor> Cell<A> {
     fn retire_state(&self, reason: &StopReason) {
         // SAFETY (all accesses): on the actor's turn. The pending future goes first,
         // so no borrow of state or context is live afterwards.
+        // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
         unsafe { *self.pending.get() = None };
         self.wake.store(IDLE, Ordering::Release);
+        // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
         let started = unsafe { self.life() }.phase != Phase::New;
+        // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
         let state = unsafe { &mut *self.state.get() };
+        // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
         let cx = unsafe { self.context() };
         if let Some(actor) = state.as_mut() {
             if started {
@@ -114,7 +118,7 @@ impl<A: Actor> Cell<A> {
         // SAFETY: on the actor's turn.
         let supervision = unsafe { self.life() }.supervision.take();
         if let Some(sup) = supervision {
-            sup.child_stopped(self.id, reason);
+            (*sup).child_stopped(self.id, reason);
         }
         self.drain_stopped();
         self.shared.actor_stopped();
@@ -167,6 +171,7 @@ impl<A: Actor> Cell<A> {
 
     /// Supervisor directive: replace the state with a fresh one. Runs on the turn.
     pub(crate) fn restart_now(&self) {
+        // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
         if unsafe { self.life() }.phase != Phase::Failed {
             self.retire_state(&StopReason::Restarting);
         }

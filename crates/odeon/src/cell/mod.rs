@@ -93,10 +93,13 @@ pub(crate) struct Dedicated {
     pub(crate) unparker: crossbeam_utils::sync::Unparker,
 }
 
+/// Delivers a `Terminated` to one watcher.
+pub(crate) type Notify = Box<dyn FnOnce(crate::Terminated) + Send>;
+
 /// State other actors touch: behind a mutex, allocated on first use.
 #[derive(Default)]
 pub(crate) struct Control {
-    pub(crate) watchers: Vec<(ActorId, Box<dyn FnOnce(crate::Terminated) + Send>)>,
+    pub(crate) watchers: Vec<(ActorId, Notify)>,
     pub(crate) links: Vec<Arc<dyn AnyCell>>,
     pub(crate) stop_reason: Option<StopReason>,
     pub(crate) final_reason: Option<StopReason>,
@@ -294,6 +297,7 @@ impl<A: Actor> Cell<A> {
     /// # Safety
     /// Only inside the actor's turn, with no pending async handler (which borrows both)
     /// and no other live borrow of either.
+    #[allow(clippy::mut_from_ref)]
     pub(crate) unsafe fn state_and_context(&self) -> (&mut A, &mut Context<A>) {
         // SAFETY: caller contract. A user message is only delivered while the actor has
         // state (phase Running), which `turn` checks before delivering.

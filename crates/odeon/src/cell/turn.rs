@@ -57,6 +57,7 @@ impl<A: Actor> Cell<A> {
         // SAFETY (for every `pending`, `life`, `state`, `cx` access in this function):
         // we are the actor's turn (caller contract of `run_turn`), and no borrow of these
         // fields outlives the statement that makes it, except where noted.
+        // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
         if unsafe { (*self.pending.get()).is_some() } {
             if self.flags.load(Ordering::Acquire) & STOP_REQUESTED != 0 {
                 return self.finish(self.requested_reason());
@@ -67,7 +68,9 @@ impl<A: Actor> Cell<A> {
                 Poll::Pending => return self.park(),
             }
         }
+        // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
         if unsafe { self.life() }.phase == Phase::New {
+            // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
             unsafe { self.life() }.phase = Phase::Running;
             // SAFETY: no pending future exists before the first message.
             let (state, cx) = unsafe { self.state_and_context() };
@@ -80,16 +83,19 @@ impl<A: Actor> Cell<A> {
             if self.flags.load(Ordering::Relaxed) & STOP_REQUESTED != 0 {
                 return self.finish(self.requested_reason());
             }
+            // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
             if let Some(reason) = unsafe { self.context() }.take_stop() {
                 return self.finish(reason);
             }
             if handled >= budget {
                 return RunOutcome::Requeue;
             }
+            // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
             let failed = unsafe { self.life() }.phase == Phase::Failed;
             let held = if failed {
                 None
             } else {
+                // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
                 unsafe { self.life() }.held.pop_front()
             };
             let node = match held {
@@ -111,6 +117,7 @@ impl<A: Actor> Cell<A> {
             let vtable = unsafe { Header::vtable(node) };
             if vtable.kind == Kind::User {
                 if failed {
+                    // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
                     unsafe { self.life() }.held.push_back(node);
                     continue;
                 }
@@ -125,6 +132,7 @@ impl<A: Actor> Cell<A> {
             match unsafe { (vtable.deliver)(node, self) } {
                 Delivered::Done => {}
                 Delivered::Suspended(fut) => {
+                    // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
                     unsafe { *self.pending.get() = Some(fut) };
                     self.wake.store(RUNNING, Ordering::Release);
                     if self.poll_pending().is_pending() {

@@ -155,7 +155,9 @@ unsafe fn deliver_async<A: AsyncHandler<M>, M: Message>(
     // (3) is kept alive by the runtime's reference for as long as the actor has not
     // stopped, which is at least as long as the future. So the erased lifetime never
     // outlives what it borrows.
-    Delivered::Suspended(unsafe { std::mem::transmute::<_, PendingFuture>(fut) })
+    Delivered::Suspended(unsafe {
+        std::mem::transmute::<Pin<Box<dyn Future<Output = ()> + Send + '_>>, PendingFuture>(fut)
+    })
 }
 
 struct SyncNodes<A, M>(PhantomData<(A, M)>);

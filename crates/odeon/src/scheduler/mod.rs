@@ -164,6 +164,9 @@ pub(crate) struct WorkerShared {
     spare: bool,
 }
 
+/// A worker's deque and parker, waiting for its thread to start.
+type ThreadParts = (Worker<Task>, Parker);
+
 /// The scheduler shared by all workers of one system.
 pub(crate) struct Scheduler {
     injector: Injector<Task>,
@@ -173,7 +176,7 @@ pub(crate) struct Scheduler {
     shutdown: AtomicBool,
     global: CachePadded<Counters>,
     /// Deques and parkers not yet handed to a thread (spares start lazily).
-    pending_threads: Mutex<Vec<Option<(Worker<Task>, Parker)>>>,
+    pending_threads: Mutex<Vec<Option<ThreadParts>>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     spares_started: AtomicUsize,
     monitor_unparker: Mutex<Option<Unparker>>,

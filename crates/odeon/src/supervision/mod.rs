@@ -87,7 +87,7 @@ impl<A: Actor> Supervised<A> {
         });
     }
 
-    pub(crate) fn child_stopped(self: Box<Self>, id: ActorId, reason: StopReason) {
+    pub(crate) fn child_stopped(self, id: ActorId, reason: StopReason) {
         self.supervisor.cell().signal(move |cell| {
             cell.with_state(|sup, _| sup.on_child_stopped(id, &reason));
         });
