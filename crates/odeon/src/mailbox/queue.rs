@@ -72,6 +72,22 @@ impl Queue {
         ptr::from_ref(&self.stub).cast_mut()
     }
 
+    /// Dereferences a queued pointer. The stub is always reached through `&self.stub`:
+    /// the copies of its address kept in `head`/`tail` are only compared, never
+    /// dereferenced, because a later `&mut` to the queue (its owner's `Drop`) would
+    /// invalidate their provenance (Miri, Stacked Borrows).
+    ///
+    /// # Safety
+    /// `p` is the stub or a node that is alive.
+    unsafe fn link<'a>(&'a self, p: *mut Link) -> &'a Link {
+        if p == self.stub_ptr() {
+            &self.stub
+        } else {
+            // SAFETY: caller contract.
+            unsafe { &*p }
+        }
+    }
+
     /// Points head and tail at the stub. The queue starts *not* marked empty: its creator
     /// owns the consumer (an actor is scheduled once when it is spawned).
     ///
@@ -97,7 +113,7 @@ impl Queue {
     pub(crate) unsafe fn push(&self, node: NonNull<Link>) -> Push {
         let node = node.as_ptr();
         // SAFETY: the caller owns `node` until it is linked.
-        unsafe { (*node).next.store(ptr::null_mut(), Ordering::Relaxed) };
+        unsafe { self.link(node) }.next.store(ptr::null_mut(), Ordering::Relaxed);
         // AcqRel: Release publishes the node's payload to the consumer's Acquire load of
         // `next`; Acquire pairs with `mark_empty`'s Release so that a push that finds the
         // mark sees everything the last activation did before it went idle.
@@ -107,7 +123,7 @@ impl Queue {
         // SAFETY: `prev` is the previous last node. The consumer only retires a node after
         // seeing a non-null `next` in it, which is the store below, so `prev` is alive.
         // Release pairs with the Acquire loads of `next` in `pop`.
-        unsafe { (*prev).next.store(node, Ordering::Release) };
+        unsafe { self.link(prev) }.next.store(node, Ordering::Release);
         if was_empty {
             Push::WasEmpty
         } else {
@@ -126,7 +142,7 @@ impl Queue {
         let tail_slot = unsafe { &mut *self.tail.get() };
         let mut tail = *tail_slot;
         // SAFETY: `tail` is the stub or a node pushed and not yet returned; both alive.
-        let mut next = unsafe { (*tail).next.load(Ordering::Acquire) };
+        let mut next = unsafe { self.link(tail) }.next.load(Ordering::Acquire);
         if tail == stub {
             if next.is_null() {
                 return None;
@@ -134,7 +150,7 @@ impl Queue {
             *tail_slot = next;
             tail = next;
             // SAFETY: as above, `next` was linked by a completed push.
-            next = unsafe { (*tail).next.load(Ordering::Acquire) };
+            next = unsafe { self.link(tail) }.next.load(Ordering::Acquire);
         }
         if !next.is_null() {
             *tail_slot = next;
@@ -149,7 +165,7 @@ impl Queue {
         // SAFETY: the stub is in no queue at this point (tail != stub).
         let _ = unsafe { self.push(NonNull::from(&self.stub)) };
         // SAFETY: `tail` is still alive: we have not returned it yet.
-        next = unsafe { (*tail).next.load(Ordering::Acquire) };
+        next = unsafe { self.link(tail) }.next.load(Ordering::Acquire);
         if !next.is_null() {
             *tail_slot = next;
             return NonNull::new(tail);
