@@ -79,7 +79,7 @@ impl Queue {
     ///
     /// # Safety
     /// `p` is the stub or a node that is alive.
-    unsafe fn link<'a>(&'a self, p: *mut Link) -> &'a Link {
+    unsafe fn link(&self, p: *mut Link) -> &Link {
         if p == self.stub_ptr() {
             &self.stub
         } else {
@@ -113,7 +113,9 @@ impl Queue {
     pub(crate) unsafe fn push(&self, node: NonNull<Link>) -> Push {
         let node = node.as_ptr();
         // SAFETY: the caller owns `node` until it is linked.
-        unsafe { self.link(node) }.next.store(ptr::null_mut(), Ordering::Relaxed);
+        unsafe { self.link(node) }
+            .next
+            .store(ptr::null_mut(), Ordering::Relaxed);
         // AcqRel: Release publishes the node's payload to the consumer's Acquire load of
         // `next`; Acquire pairs with `mark_empty`'s Release so that a push that finds the
         // mark sees everything the last activation did before it went idle.
@@ -123,7 +125,9 @@ impl Queue {
         // SAFETY: `prev` is the previous last node. The consumer only retires a node after
         // seeing a non-null `next` in it, which is the store below, so `prev` is alive.
         // Release pairs with the Acquire loads of `next` in `pop`.
-        unsafe { self.link(prev) }.next.store(node, Ordering::Release);
+        unsafe { self.link(prev) }
+            .next
+            .store(node, Ordering::Release);
         if was_empty {
             Push::WasEmpty
         } else {
