@@ -55,7 +55,8 @@ where
     let task = shared.io.spawn(async move {
         let _unit = unit;
         tokio::time::sleep(delay).await;
-        let _ = target.tell(msg);
+        // Waits for room in a bounded mailbox rather than dropping the message.
+        let _ = target.send(msg).await;
     });
     TimerHandle {
         abort: task.abort_handle(),
@@ -83,7 +84,8 @@ where
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             ticks.tick().await;
-            if target.tell(msg.clone()).is_err() {
+            // Waits for room in a bounded mailbox; only a stopped target ends the timer.
+            if target.send(msg.clone()).await.is_err() {
                 break;
             }
         }

@@ -273,13 +273,14 @@ impl<A: Actor> Context<A> {
 
     /// Sends `msg` to this actor, behind everything already in its mailbox. Unlike
     /// `myself().tell(..)` it takes no reference, so it never keeps the actor alive.
-    pub fn defer<M, K>(&mut self, msg: M)
+    /// A bounded mailbox bounds deferred messages too: when it is full the message comes
+    /// back in [`TellError::Full`](crate::TellError::Full).
+    pub fn defer<M, K>(&mut self, msg: M) -> Result<(), crate::TellError<M>>
     where
         M: Message,
         A: Handles<M, K>,
     {
-        // A running actor is never stopped, so this cannot fail.
-        let _ = self.cell().send::<M, K>(msg, None);
+        self.cell().send::<M, K>(msg, None)
     }
 
     /// Takes a stashed message back out by value (for tests and introspection).

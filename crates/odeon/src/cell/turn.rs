@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::Poll;
 
-use super::{Cell, IDLE, NOTIFIED, PARKED, Phase, RUNNING, STOP_REQUESTED};
+use super::{Cell, IDLE, NOTIFIED, PARKED, Phase, RUNNING, SCHEDULED, STOP_REQUESTED};
 use crate::defaults;
 use crate::mailbox::node::{Delivered, Header, Kind};
 use crate::scheduler::{RunOutcome, TaskHeader};
@@ -116,15 +116,17 @@ impl<A: Actor> Cell<A> {
             // SAFETY: the node is alive until deliver/discard frees it.
             let vtable = unsafe { Header::vtable(node) };
             if vtable.kind == Kind::User {
-                if failed {
-                    // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
-                    unsafe { self.life() }.held.push_back(node);
-                    continue;
-                }
+                // The message left the mailbox: its slot is free again, even if it is
+                // only held until a supervisor's restart.
                 if held.is_none() {
                     if let Some(bound) = self.bound() {
                         bound.add_permits(1);
                     }
+                }
+                if failed {
+                    // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
+                    unsafe { self.life() }.held.push_back(node);
+                    continue;
                 }
             }
             // SAFETY: the node came from this cell's mailbox or held queue and is of
@@ -198,6 +200,11 @@ impl<A: Actor> Cell<A> {
             {
                 Ok(_) => return RunOutcome::Idle,
                 Err(NOTIFIED) => {
+                    if self.flags.load(Ordering::Acquire) & STOP_REQUESTED != 0 {
+                        // A stop request woke us: the next turn sees it and stops.
+                        self.wake.store(SCHEDULED, Ordering::Release);
+                        return RunOutcome::Requeue;
+                    }
                     self.wake.store(RUNNING, Ordering::Release);
                     if self.poll_pending().is_ready() {
                         // Carry on with the mailbox in a fresh turn.
