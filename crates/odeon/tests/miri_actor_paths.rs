@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use odeon::{Actor, AsyncHandler, Context, Handler, Message, Strategy, SupervisorSpec, System};
 
@@ -59,7 +60,12 @@ impl Handler<Crash> for Store {
 
 #[test]
 fn parked_async_handlers_restarts_and_collection_keep_state_sound() {
-    let system = System::builder().workers(1).max_spare_workers(0).build();
+    // Miri interprets slowly: a generous ask deadline keeps it from timing out.
+    let system = System::builder()
+        .workers(1)
+        .max_spare_workers(0)
+        .ask_timeout(Duration::from_secs(600))
+        .build();
     let drops = Arc::new(AtomicUsize::new(0));
 
     let store = system.spawn(Store {

@@ -64,7 +64,7 @@ impl<A: Actor> Context<A> {
 
     /// A new `Arc` to the cell (memory only: does not count as a strong reference).
     fn cell_arc(&self) -> Arc<Cell<A>> {
-        let ptr: *const Cell<A> = self.cell();
+        let ptr: *const Cell<A> = self.cell().raw().as_ptr();
         // SAFETY: cells are always created inside an `Arc` (`cell::spawn`) and alive
         // while their context is used.
         unsafe {

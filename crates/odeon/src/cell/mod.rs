@@ -32,7 +32,7 @@ use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use std::task::{Wake, Waker};
 
 use parking_lot::Mutex;
@@ -109,6 +109,10 @@ pub(crate) struct Control {
 pub(crate) struct Cell<A: Actor> {
     /// Must stay first: run queues hold `NonNull<TaskHeader>` pointing here.
     task: TaskHeader,
+    /// This cell as `Arc::as_ptr` gave it: the only pointer the runtime turns into a
+    /// task, a waker or a new `Arc`, because it carries provenance over the whole
+    /// allocation (a pointer made from `&self` would not; Miri checks this).
+    raw: AtomicPtr<Cell<A>>,
     mailbox: Queue,
     flags: AtomicU8,
     wake: AtomicU8,
@@ -144,8 +148,16 @@ impl<A: Actor> Cell<A> {
         self.flags.load(Ordering::Acquire) & STOPPED != 0
     }
 
+    pub(crate) fn raw(&self) -> NonNull<Cell<A>> {
+        match NonNull::new(self.raw.load(Ordering::Relaxed)) {
+            Some(p) => p,
+            None => unreachable!("a cell is used before spawn recorded its address"),
+        }
+    }
+
     fn task(&self) -> Task {
-        Task::new(NonNull::from(&self.task))
+        // `task` is the first field of this `#[repr(C)]` struct.
+        Task::new(self.raw().cast())
     }
 
     fn bound(&self) -> Option<&tokio::sync::Semaphore> {
@@ -279,7 +291,7 @@ impl<A: Actor> Cell<A> {
         // `spawn` with `Arc::new`), and the runtime holds a count while a turn runs, so
         // adding a count and rebuilding an `Arc` from the pointer is sound.
         let arc = unsafe {
-            let ptr: *const Self = self;
+            let ptr: *const Self = self.raw().as_ptr();
             Arc::increment_strong_count(ptr);
             Arc::from_raw(ptr)
         };

@@ -4,7 +4,7 @@ use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
@@ -90,6 +90,7 @@ pub(crate) fn spawn<A: Actor>(
     });
     let cell = Arc::new(Cell {
         task: TaskHeader::new(crate::cell::turn::run_turn::<A>),
+        raw: AtomicPtr::new(std::ptr::null_mut()),
         mailbox: Queue::new(),
         flags: AtomicU8::new(0),
         wake: AtomicU8::new(IDLE),
@@ -108,11 +109,13 @@ pub(crate) fn spawn<A: Actor>(
         state: UnsafeCell::new(Some(actor)),
         pending: UnsafeCell::new(None),
     });
+    let raw = Arc::as_ptr(&cell).cast_mut();
+    cell.raw.store(raw, Ordering::Relaxed);
     // SAFETY: the cell is at its final address and not shared yet. The mailbox starts
     // unmarked: this function owns the first turn and schedules it below.
     unsafe {
         cell.mailbox.init(false);
-        (*cell.cx.get()).attach(NonNull::from(&*cell));
+        (*cell.cx.get()).attach(NonNull::new(raw).unwrap_or_else(|| unreachable!()));
     }
     // The runtime's own count, given back by the turn that stops the actor.
     let _ = Arc::into_raw(cell.clone());

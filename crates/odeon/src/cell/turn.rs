@@ -19,13 +19,15 @@ use crate::{Actor, StopReason};
 /// `task` points at the `task` field of a live `Cell<A>` whose turn the caller owns
 /// (it was popped from a run queue), and the runtime's count on the cell is held.
 pub(crate) unsafe fn run_turn<A: Actor>(task: NonNull<TaskHeader>) -> RunOutcome {
-    // SAFETY: `task` is the first field of a `#[repr(C)] Cell<A>` (caller contract).
-    let cell: &Cell<A> = unsafe { task.cast::<Cell<A>>().as_ref() };
-    let outcome = cell.turn();
+    let ptr = task.cast::<Cell<A>>();
+    // SAFETY: `task` is the first field of a `#[repr(C)] Cell<A>` and was made from the
+    // cell's `Arc::as_ptr` pointer (caller contract), so it may be used as the cell.
+    let outcome = unsafe { ptr.as_ref() }.turn();
     if outcome == RunOutcome::Stopped {
         // SAFETY: the turn that stops the actor gives back the count `spawn` took with
-        // `Arc::into_raw`. Nothing touches `cell` after this line.
-        unsafe { drop(Arc::from_raw(std::ptr::from_ref(cell))) };
+        // `Arc::into_raw`; `ptr` has the provenance of that `Arc`. Nothing touches the
+        // cell after this line.
+        unsafe { drop(Arc::from_raw(ptr.as_ptr().cast_const())) };
     }
     outcome
 }
