@@ -160,6 +160,10 @@ impl<A: Actor> Cell<A> {
             return self.finish(reason);
         }
         self.retire_state(&reason);
+        // The panic wins over a `cx.stop()` the broken instance asked for before it: the
+        // supervisor decides what happens next.
+        // SAFETY: on the actor's turn; the state and its future are gone.
+        let _ = unsafe { self.context() }.take_stop();
         // SAFETY: as above.
         let life = unsafe { self.life() };
         life.phase = Phase::Failed;
