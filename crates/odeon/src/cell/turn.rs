@@ -158,11 +158,18 @@ impl<A: Actor> Cell<A> {
                 return Some(self.finish(StopReason::Unreferenced));
             }
         }
-        // SAFETY: we are the consumer; on success we give up the role and return.
+        // The unit ends *before* the mark: once the mark succeeds another thread may
+        // schedule, stop and free this cell, so nothing may touch `self` after it (a
+        // use-after-free found under AddressSanitizer). If a push got in first, the
+        // turn goes on and the unit is opened again.
+        let sched = &self.shared.sched;
+        sched.end_unit();
+        // SAFETY: we are the consumer; on success we give up the role and return
+        // without touching `self` again.
         if unsafe { self.mailbox.mark_empty() } {
-            self.shared.sched.end_unit();
             return Some(RunOutcome::Idle);
         }
+        sched.begin_unit();
         *retries += 1;
         if *retries > defaults::PUSH_IN_PROGRESS_RETRIES {
             // A producer is between its swap and its link; let others run meanwhile.
