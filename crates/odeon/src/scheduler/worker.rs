@@ -66,6 +66,9 @@ pub(super) fn run(shared: Arc<Shared>, index: usize, local: Worker<Task>, parker
                 ctx.run_task(sched, task);
             }
             None => {
+                if ctx.spin_for_work(sched) {
+                    continue;
+                }
                 if !ctx.park(sched, &parker) {
                     break;
                 }
@@ -200,6 +203,26 @@ impl WorkerCtx {
             }
         }
         None
+    }
+
+    /// Looks for work for a short while as a searcher before parking, so that a sender
+    /// meanwhile sees a searcher and does not pay for waking a parked thread.
+    fn spin_for_work(&self, sched: &Scheduler) -> bool {
+        if self.me(sched).spare {
+            return false;
+        }
+        if !self.searching.replace(true) {
+            sched.idle.num_searching.fetch_add(1, Ordering::SeqCst);
+        }
+        for _ in 0..defaults::SPIN_BEFORE_PARK {
+            if sched.stealable_work_exists() || sched.is_shutdown() {
+                return true;
+            }
+            for _ in 0..16 {
+                std::hint::spin_loop();
+            }
+        }
+        false
     }
 
     fn stop_searching(&self, sched: &Scheduler) {
