@@ -65,6 +65,7 @@ mod mailbox;
 mod refs;
 mod scheduler;
 mod supervision;
+mod sync;
 mod system;
 mod timer;
 

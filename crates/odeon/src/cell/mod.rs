@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use std::task::{Wake, Waker};
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 pub(crate) use lifecycle::AnyCell;
 pub use spawn::SpawnOptions;

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering, fence};
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 use super::Scheduler;
 

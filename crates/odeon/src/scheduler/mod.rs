@@ -44,10 +44,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
+use crate::sync::{Condvar, Mutex};
 use crossbeam_deque::{Injector, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 use crossbeam_utils::sync::{Parker, Unparker};
-use parking_lot::{Condvar, Mutex};
 
 use crate::system::Shared;
 use idle::Idle;
