@@ -33,7 +33,8 @@
 //!   hand-made ask (tell + `tokio::sync::oneshot`, no deadline) to price `ask`'s timer.
 //!   `cross_worker/blocking` gives both actors their own thread (`SpawnOptions::blocking`);
 //!   `cross_worker/two_systems` puts them in two single-worker systems, so every hop
-//!   goes through the other pool's injector and wakes its parked worker.
+//!   crosses threads through the other pool's injector; `_no_linger` is the same with
+//!   `linger_rounds(0)`, so an actor whose mailbox runs dry gives up its turn at once.
 //! - `spawn/*`: spawning actors that each handle one message, from outside and from an
 //!   actor.
 //! - `large_message/*`: a 1 MiB `Vec<u8>` message costs what an 8-byte one does (32
@@ -594,11 +595,15 @@ fn pingpong(c: &mut Criterion) {
             b.iter_custom(|i| pair.run(i, R_WAKE));
         });
     }
-    {
-        let a = System::builder().workers(1).build();
-        let b_sys = System::builder().workers(1).build();
+    // With and without lingering (`SystemBuilder::linger_rounds`), side by side.
+    for (name, linger) in [
+        ("cross_worker/two_systems", odeon::defaults::LINGER_ROUNDS),
+        ("cross_worker/two_systems_no_linger", 0),
+    ] {
+        let one_worker = || System::builder().workers(1).linger_rounds(linger).build();
+        let (a, b_sys) = (one_worker(), one_worker());
         let pair = Pair::new(&a, &b_sys, SpawnOptions::new());
-        g.bench_function("cross_worker/two_systems", |b| {
+        g.bench_function(name, |b| {
             b.iter_custom(|i| pair.run(i, R_WAKE));
         });
     }

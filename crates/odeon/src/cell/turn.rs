@@ -81,6 +81,7 @@ impl<A: Actor> Cell<A> {
         let budget = self.shared.config.budget;
         let mut handled = 0usize;
         let mut retries = 0u32;
+        let mut lingered = 0u32;
         loop {
             if self.flags.load(Ordering::Relaxed) & STOP_REQUESTED != 0 {
                 return self.finish(self.requested_reason());
@@ -107,7 +108,7 @@ impl<A: Actor> Cell<A> {
                     // SAFETY: every link in this mailbox starts a `Header<A>`.
                     Some(link) => unsafe { Header::<A>::from_link(link) },
                     None => {
-                        if let Some(outcome) = self.on_empty(&mut retries) {
+                        if let Some(outcome) = self.on_empty(&mut retries, &mut lingered) {
                             return outcome;
                         }
                         continue;
@@ -148,7 +149,7 @@ impl<A: Actor> Cell<A> {
     }
 
     /// The mailbox looked empty. Returns the outcome if the turn ends here.
-    fn on_empty(&self, retries: &mut u32) -> Option<RunOutcome> {
+    fn on_empty(&self, retries: &mut u32, lingered: &mut u32) -> Option<RunOutcome> {
         // SAFETY: turn-owned (see `turn_inner`).
         let life = unsafe { self.life() };
         if life.gc_check {
@@ -158,11 +159,24 @@ impl<A: Actor> Cell<A> {
                 return Some(self.finish(StopReason::Unreferenced));
             }
         }
+        // Linger: if this thread has nothing else to run, wait a moment for the next
+        // message before giving up the turn. A steady stream from one producer then
+        // never goes through "mailbox empty -> reschedule via a run queue" per message,
+        // which costs the producer a run-queue push and, when it races with the worker
+        // going idle, a futex wake-up of another worker (see `SystemBuilder::linger_rounds`).
+        // Any other runnable work ends the linger, so fairness is unchanged.
+        let sched = &self.shared.sched;
+        if *lingered < self.shared.config.linger_rounds && sched.nothing_else_to_run() {
+            *lingered += 1;
+            for _ in 0..defaults::LINGER_SPINS {
+                std::hint::spin_loop();
+            }
+            return None;
+        }
         // The unit ends *before* the mark: once the mark succeeds another thread may
         // schedule, stop and free this cell, so nothing may touch `self` after it (a
         // use-after-free found under AddressSanitizer). If a push got in first, the
         // turn goes on and the unit is opened again.
-        let sched = &self.shared.sched;
         sched.end_unit();
         // SAFETY: we are the consumer; on success we give up the role and return
         // without touching `self` again.

@@ -28,6 +28,10 @@
 //! only when a worker's local run queue holds two or more runnable actors (real
 //! parallel work), when work comes from outside the pool, or by the monitor.
 //!
+//! For the same reason an actor whose mailbox runs dry, on a thread with nothing else
+//! queued, lingers a moment (`SystemBuilder::linger_rounds`) before giving up its turn,
+//! so that a stream or a reply from another thread does not pay a reschedule each time.
+//!
 //! # Quiescence counters
 //! A "unit" begins when an idle actor is scheduled (or a timer is armed) and ends when
 //! the actor goes idle or stops (or the timer fires). A parked async turn keeps its unit

@@ -284,6 +284,19 @@ fn take_slot(w: &WorkerShared) -> Option<Task> {
 }
 
 impl Scheduler {
+    /// Whether the calling thread has nothing queued but the turn it is running: a
+    /// pool worker with an empty deque and slot while the injector is empty too, or an
+    /// actor's own thread (which runs nothing else).
+    pub(crate) fn nothing_else_to_run(&self) -> bool {
+        let local_empty = match current(self) {
+            Some(ctx) => {
+                ctx.local.is_empty() && ctx.me(self).slot.load(Ordering::Relaxed).is_null()
+            }
+            None => true,
+        };
+        local_empty && self.injector.is_empty()
+    }
+
     /// Work an idle worker could take right now.
     pub(super) fn stealable_work_exists(&self) -> bool {
         !self.injector.is_empty()

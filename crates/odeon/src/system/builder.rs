@@ -10,6 +10,7 @@ use crate::defaults;
 pub(crate) struct Config {
     pub(crate) workers: usize,
     pub(crate) budget: usize,
+    pub(crate) linger_rounds: u32,
     pub(crate) stall_threshold: Duration,
     pub(crate) monitor_interval: Duration,
     pub(crate) max_spare_workers: usize,
@@ -24,6 +25,7 @@ pub(crate) struct Config {
 /// let system = odeon::System::builder()
 ///     .workers(2)
 ///     .budget(32)
+///     .linger_rounds(0)
 ///     .stall_threshold(Duration::from_millis(5))
 ///     .max_spare_workers(2)
 ///     .build();
@@ -48,6 +50,7 @@ impl SystemBuilder {
             config: Config {
                 workers,
                 budget: defaults::BUDGET,
+                linger_rounds: defaults::LINGER_ROUNDS,
                 stall_threshold: defaults::STALL_THRESHOLD,
                 monitor_interval: defaults::MONITOR_INTERVAL,
                 max_spare_workers: defaults::MAX_SPARE_WORKERS,
@@ -66,6 +69,16 @@ impl SystemBuilder {
     /// Messages per turn before an actor with more mail goes to the back (at least 1).
     pub fn budget(mut self, messages: usize) -> Self {
         self.config.budget = messages.max(1);
+        self
+    }
+
+    /// How long an actor whose mailbox ran dry waits for its next message before it
+    /// gives up its turn, when its thread has nothing else to run, in rounds of about
+    /// 50 ns (default [`defaults::LINGER_ROUNDS`]). `0` turns lingering off: threads
+    /// spin less when the system is nearly idle, but a steady stream of messages pays
+    /// a rescheduling per burst.
+    pub fn linger_rounds(mut self, rounds: u32) -> Self {
+        self.config.linger_rounds = rounds;
         self
     }
 
