@@ -56,10 +56,12 @@ use criterion::{
     BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
     measurement::WallTime,
 };
-use crossbeam_queue::{ArrayQueue, SegQueue};
-use crossbeam_utils::Backoff;
+use crossbeam_queue::SegQueue;
 use crossbeam_utils::sync::Parker;
 use odeon::{Actor, ActorRef, AsyncHandler, Context, Handler, Message, SpawnOptions, System};
+
+mod common;
+use common::{Counter, Inc, spsc_ring};
 
 /// Messages per iteration of the throughput benchmarks.
 const N: u64 = 1_000_000;
@@ -73,8 +75,6 @@ const SPAWNS: u64 = 100_000;
 const LARGE_N: u64 = 100_000;
 /// Batch a producing actor sends per message to itself.
 const BATCH: u64 = 1_000;
-/// Capacity of the baseline SPSC ring.
-const RING: usize = 1024;
 /// A long ask deadline for asks that wrap a whole iteration.
 const LONG: Duration = Duration::from_secs(600);
 
@@ -90,49 +90,6 @@ fn group<'a>(c: &'a mut Criterion, name: &str, items: u64) -> BenchmarkGroup<'a,
 
 // ---------------------------------------------------------------------------------------
 // Counting actor (shared by tell/*, mailbox/*)
-
-/// Counts `Inc`s and signals `done` every `every` messages.
-struct Counter {
-    left: u64,
-    every: u64,
-    sum: u64,
-    done: mpsc::Sender<u64>,
-}
-
-impl Counter {
-    fn new(every: u64) -> (Self, mpsc::Receiver<u64>) {
-        let (done, rx) = mpsc::channel();
-        let c = Counter {
-            left: every,
-            every,
-            sum: 0,
-            done,
-        };
-        (c, rx)
-    }
-
-    fn count(&mut self, v: u64) {
-        self.sum = self.sum.wrapping_add(v);
-        self.left -= 1;
-        if self.left == 0 {
-            self.left = self.every;
-            let _ = self.done.send(self.sum);
-        }
-    }
-}
-
-impl Actor for Counter {}
-
-struct Inc(u64);
-impl Message for Inc {
-    type Reply = ();
-}
-
-impl Handler<Inc> for Counter {
-    fn handle(&mut self, msg: Inc, _: &mut Context<Self>) {
-        self.count(msg.0);
-    }
-}
 
 /// Tells its target `remaining` `Inc`s, `BATCH` per message to itself (so that it
 /// yields between batches like any fair producer).
@@ -195,40 +152,6 @@ fn tell(c: &mut Criterion) {
 
 // ---------------------------------------------------------------------------------------
 // baseline/*
-
-fn spsc_ring<T: Send + 'static>(n: u64, make: impl Fn(u64) -> T, read: fn(T) -> u64) -> Duration {
-    let q = Arc::new(ArrayQueue::<T>::new(RING));
-    let start = Instant::now();
-    let consumer = {
-        let q = q.clone();
-        thread::spawn(move || {
-            let (mut got, mut sum) = (0u64, 0u64);
-            let backoff = Backoff::new();
-            while got < n {
-                match q.pop() {
-                    Some(v) => {
-                        sum = sum.wrapping_add(read(v));
-                        got += 1;
-                        backoff.reset();
-                    }
-                    None => backoff.snooze(),
-                }
-            }
-            sum
-        })
-    };
-    let backoff = Backoff::new();
-    for i in 0..n {
-        let mut v = make(i);
-        while let Err(back) = q.push(v) {
-            v = back;
-            backoff.snooze();
-        }
-        backoff.reset();
-    }
-    black_box(consumer.join().unwrap());
-    start.elapsed()
-}
 
 fn mpsc_channel(n: u64) -> Duration {
     let (tx, rx) = mpsc::channel::<u64>();

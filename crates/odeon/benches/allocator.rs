@@ -1,0 +1,60 @@
+//! Counting under mimalloc instead of the system allocator, beside the same SPSC floor.
+//!
+//! Every message is one heap node, allocated by the sender's thread and freed by the
+//! worker that handles it. glibc's allocator serves that cross-thread pattern from its
+//! arena slow path (`_int_malloc`/`_int_free`: half of all samples of `tell/counting`
+//! in `benches/core.rs` under `perf record -e cpu-clock`), and slower still once the
+//! sender's heap is fragmented, as it is inside criterion. A global allocator is the
+//! application's choice, so odeon does not set one; this target shows what the choice
+//! is worth. The floor does not allocate, so it is unaffected by the allocator.
+//!
+//! Run: `cargo bench -p odeon --bench allocator`, then compare with
+//! `cargo bench -p odeon --bench core -- 'tell/counting$|baseline/spsc$'`.
+
+// `criterion_group!` generates an undocumented `pub fn`.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use odeon::System;
+
+mod common;
+use common::{Counter, Inc, spsc_ring};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const N: u64 = 1_000_000;
+
+fn counting_under_mimalloc(c: &mut Criterion) {
+    let mut g = c.benchmark_group("mimalloc");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sampling_mode(SamplingMode::Flat)
+        .throughput(Throughput::Elements(N));
+    let system = System::new();
+    let (counter, done) = Counter::new(N);
+    let counter = system.spawn(counter);
+    g.bench_function("tell/counting", |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for _ in 0..iters {
+                for i in 0..N {
+                    let _ = counter.tell(Inc(i));
+                }
+                black_box(done.recv().unwrap());
+            }
+            start.elapsed()
+        });
+    });
+    g.bench_function("baseline/spsc", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| spsc_ring(N, |i| i, |v| v)).sum());
+    });
+    g.finish();
+}
+
+criterion_group!(benches, counting_under_mimalloc);
+criterion_main!(benches);
