@@ -1,5 +1,10 @@
 //! What the benchmark targets share: the Counting actor and the SPSC floor.
-#![allow(dead_code, unreachable_pub, missing_docs, missing_debug_implementations)]
+#![allow(
+    dead_code,
+    unreachable_pub,
+    missing_docs,
+    missing_debug_implementations
+)]
 
 use std::hint::black_box;
 use std::sync::Arc;
