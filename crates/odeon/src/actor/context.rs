@@ -282,12 +282,4 @@ impl<A: Actor> Context<A> {
     {
         self.cell().send::<M, K>(msg, None)
     }
-
-    /// Takes a stashed message back out by value (for tests and introspection).
-    #[doc(hidden)]
-    pub fn __unstash_one<M: Message>(&mut self) -> Option<M> {
-        let node = self.more.as_mut()?.stash.pop()?;
-        // SAFETY: callers only use this with the message type they stashed.
-        Some(unsafe { Cell::<A>::unmake_node::<M>(node) })
-    }
 }

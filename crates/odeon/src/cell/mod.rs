@@ -41,7 +41,7 @@ pub(crate) use lifecycle::AnyCell;
 pub use spawn::SpawnOptions;
 pub(crate) use spawn::spawn;
 
-use crate::mailbox::node::{Header, PendingFuture, message_node, signal_node, take_message};
+use crate::mailbox::node::{Header, PendingFuture, message_node, signal_node};
 use crate::mailbox::queue::{Push, Queue};
 use crate::refs::ask::ReplyTo;
 use crate::scheduler::{Placement, Task, TaskHeader};
@@ -217,15 +217,6 @@ impl<A: Actor> Cell<A> {
         A: Handles<M, K>,
     {
         message_node(A::__vtable(), msg, None)
-    }
-
-    /// Takes back the message of a node built by [`Cell::make_node`].
-    ///
-    /// # Safety
-    /// `node` was built by `make_node::<M, K>` and never queued.
-    pub(crate) unsafe fn unmake_node<M: Message>(node: NonNull<Header<A>>) -> M {
-        // SAFETY: forwarded contract.
-        unsafe { take_message::<A, M>(node) }
     }
 
     /// Runs `f` on the actor's turn, in mailbox order.

@@ -104,15 +104,6 @@ unsafe fn unbox<A: Actor, M: Message>(node: NonNull<Header<A>>) -> MessageNode<A
     *unsafe { Box::from_raw(node.cast::<MessageNode<A, M>>().as_ptr()) }
 }
 
-/// Takes the message back out of a node that was never queued (bounded-mailbox refusal).
-///
-/// # Safety
-/// Same as [`unbox`].
-pub(crate) unsafe fn take_message<A: Actor, M: Message>(node: NonNull<Header<A>>) -> M {
-    // SAFETY: forwarded contract.
-    unsafe { unbox::<A, M>(node) }.msg
-}
-
 unsafe fn discard_message<A: Actor, M: Message>(node: NonNull<Header<A>>) {
     // SAFETY: vtable contract: only called on nodes made by `message_node::<A, M>`.
     drop(unsafe { unbox::<A, M>(node) });
