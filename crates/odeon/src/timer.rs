@@ -13,6 +13,35 @@ use crate::system::Shared;
 use crate::{Actor, ActorRef, Handles, Message};
 
 /// A running timer. Dropping the handle does not cancel it; [`TimerHandle::cancel`] does.
+///
+/// ```
+/// use std::time::Duration;
+/// use odeon::{Actor, Context, Handler, Message, System, TimerHandle};
+///
+/// struct Metronome { ticks: u32 }
+/// impl Actor for Metronome {}
+/// #[derive(Clone)]
+/// struct Tick;
+/// impl Message for Tick { type Reply = (); }
+/// impl Handler<Tick> for Metronome {
+///     fn handle(&mut self, _: Tick, _: &mut Context<Self>) { self.ticks += 1; }
+/// }
+/// struct Start;
+/// impl Message for Start { type Reply = TimerHandle; }
+/// impl Handler<Start> for Metronome {
+///     fn handle(&mut self, _: Start, cx: &mut Context<Self>) -> TimerHandle {
+///         cx.send_interval(Duration::from_millis(1), Tick)
+///     }
+/// }
+///
+/// let system = System::new();
+/// let m = system.spawn(Metronome { ticks: 0 });
+/// let timer = system.block_on(m.ask(Start)).unwrap();
+/// assert!(!timer.is_finished(), "an interval runs until cancelled");
+/// timer.cancel();
+/// system.run_until_quiescent();        // returns once the cancelled timer is gone
+/// assert!(timer.is_finished());
+/// ```
 #[derive(Clone, Debug)]
 pub struct TimerHandle {
     abort: AbortHandle,

@@ -16,6 +16,76 @@ use crate::{
 
 /// The actor's view of the runtime inside handlers and hooks: its own reference,
 /// children, stopping, watching and linking, timers, stashing.
+///
+/// A door that queues visitors until it is unlocked, watches a child, and locks itself
+/// again after a delay:
+///
+/// ```
+/// use std::sync::mpsc;
+/// use std::time::Duration;
+/// use odeon::{Actor, Context, Handler, Message, System, Terminated};
+///
+/// struct Door { open: bool, log: mpsc::Sender<String> }
+/// struct Visit(&'static str);
+/// struct Unlock;
+/// struct Lock;
+/// impl Message for Visit { type Reply = (); }
+/// impl Message for Unlock { type Reply = (); }
+/// impl Message for Lock { type Reply = (); }
+///
+/// struct Bell;
+/// impl Actor for Bell {}
+///
+/// impl Actor for Door {
+///     fn started(&mut self, cx: &mut Context<Self>) {
+///         let bell = cx.spawn(Bell);   // a child: stopped when the door stops
+///         cx.watch(&bell);             // a `Terminated` arrives when it stops
+///         bell.stop();
+///     }
+/// }
+/// impl Handler<Visit> for Door {
+///     fn handle(&mut self, v: Visit, cx: &mut Context<Self>) {
+///         if self.open {
+///             let _ = self.log.send(format!("welcome {}", v.0));
+///         } else {
+///             cx.stash(v);             // kept aside, in order, until unstashed
+///         }
+///     }
+/// }
+/// impl Handler<Unlock> for Door {
+///     fn handle(&mut self, _: Unlock, cx: &mut Context<Self>) {
+///         self.open = true;
+///         cx.unstash_all();            // stashed visits come next, before the mailbox
+///         cx.send_after(Duration::from_millis(5), Lock);
+///     }
+/// }
+/// impl Handler<Lock> for Door {
+///     fn handle(&mut self, _: Lock, cx: &mut Context<Self>) {
+///         self.open = false;
+///         let _ = self.log.send("locked".into());
+///         cx.stop();
+///     }
+/// }
+/// impl Handler<Terminated> for Door {
+///     fn handle(&mut self, t: Terminated, _: &mut Context<Self>) {
+///         let _ = self.log.send(format!("bell: {}", t.reason));
+///     }
+/// }
+///
+/// let system = System::new();
+/// let (tx, log) = mpsc::channel();
+/// let door = system.spawn(Door { open: false, log: tx });
+/// door.tell(Visit("ann")).unwrap();
+/// door.tell(Visit("bob")).unwrap();
+/// door.tell(Unlock).unwrap();
+/// system.run_until_quiescent();        // waits for the timer too
+/// let seen: Vec<String> = log.try_iter().collect();
+/// // The bell stops on another worker, so its notice may come at any point...
+/// assert!(seen.contains(&"bell: stopped normally".to_string()));
+/// // ...while the door's own messages keep their order.
+/// let door_events: Vec<&String> = seen.iter().filter(|e| !e.starts_with("bell")).collect();
+/// assert_eq!(door_events, ["welcome ann", "welcome bob", "locked"]);
+/// ```
 pub struct Context<A: Actor> {
     cell: Option<NonNull<Cell<A>>>,
     stop: Option<Box<StopReason>>,

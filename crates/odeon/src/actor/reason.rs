@@ -55,6 +55,39 @@ impl fmt::Display for StopReason {
 
 /// Delivered to a watcher when a watched actor stops
 /// (see [`Context::watch`](crate::Context::watch)).
+///
+/// ```
+/// use std::sync::mpsc;
+/// use odeon::{Actor, ActorRef, Context, Handler, Message, StopReason, System, Terminated};
+///
+/// struct Fragile;
+/// impl Actor for Fragile {}
+/// struct Poke;
+/// impl Message for Poke { type Reply = (); }
+/// impl Handler<Poke> for Fragile {
+///     fn handle(&mut self, _: Poke, _: &mut Context<Self>) { panic!("poked"); }
+/// }
+///
+/// struct Watcher { target: ActorRef<Fragile>, seen: mpsc::Sender<StopReason> }
+/// impl Actor for Watcher {
+///     fn started(&mut self, cx: &mut Context<Self>) { cx.watch(&self.target); }
+/// }
+/// impl Handler<Terminated> for Watcher {
+///     fn handle(&mut self, t: Terminated, _: &mut Context<Self>) {
+///         let _ = self.seen.send(t.reason);
+///     }
+/// }
+///
+/// let system = System::new();
+/// let fragile = system.spawn(Fragile);
+/// let (tx, seen) = mpsc::channel();
+/// let _watcher = system.spawn(Watcher { target: fragile.clone(), seen: tx });
+/// system.run_until_quiescent();        // the watch is in place
+/// fragile.tell(Poke).unwrap();
+/// let reason = seen.recv().unwrap();
+/// assert_eq!(reason, StopReason::Panicked("poked".into()));
+/// assert!(reason.is_failure());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Terminated {
     /// The actor that stopped.

@@ -12,6 +12,31 @@ use super::TellError;
 use crate::system::Shared;
 
 /// Why an ask got no reply.
+///
+/// ```
+/// use std::time::Duration;
+/// use odeon::{Actor, AskError, Context, Handler, Message, System};
+///
+/// struct Oracle;
+/// impl Actor for Oracle {}
+/// struct Question(u32);
+/// impl Message for Question { type Reply = u32; }
+/// impl Handler<Question> for Oracle {
+///     fn handle(&mut self, q: Question, _: &mut Context<Self>) -> u32 {
+///         assert!(q.0 != 13, "unlucky");
+///         q.0 * 2
+///     }
+/// }
+///
+/// let system = System::new();
+/// let oracle = system.spawn(Oracle);
+/// let ask = oracle.ask(Question(21)).timeout(Duration::from_secs(5));
+/// assert_eq!(system.block_on(ask), Ok(42));
+/// // A panicking handler fails the ask instead of leaving it hanging...
+/// assert_eq!(system.block_on(oracle.ask(Question(13))), Err(AskError::Panicked));
+/// // ...and the actor is gone afterwards.
+/// assert_eq!(system.block_on(oracle.ask(Question(1))), Err(AskError::Stopped));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AskError {

@@ -2,7 +2,35 @@
 
 use std::fmt;
 
-/// Why a `tell` failed. Carries the message back.
+/// Why a `tell` failed. Carries the message back, so nothing is lost.
+///
+/// ```
+/// use odeon::{Actor, Context, Handler, Message, SpawnOptions, System, TellError};
+///
+/// struct Slow;
+/// impl Actor for Slow {}
+/// #[derive(Debug, PartialEq)]
+/// struct Job(u32);
+/// impl Message for Job { type Reply = (); }
+/// impl Handler<Job> for Slow {
+///     fn handle(&mut self, _: Job, _: &mut Context<Self>) {}
+/// }
+///
+/// let system = System::new();
+/// let slow = system.spawn_with(Slow, SpawnOptions::new().bounded(1));
+/// // Until the mailbox has room again, a tell fails and hands the job back.
+/// let mut rejected = None;
+/// for n in 0..1000 {
+///     if let Err(TellError::Full(job)) = slow.tell(Job(n)) {
+///         rejected = Some(job);
+///         break;
+///     }
+/// }
+/// slow.stop();
+/// system.run_until_quiescent();
+/// assert!(matches!(slow.tell(Job(7)), Err(TellError::Stopped(Job(7)))));
+/// # drop(rejected);
+/// ```
 #[derive(PartialEq, Eq)]
 pub enum TellError<M> {
     /// The actor has stopped.
