@@ -14,14 +14,13 @@
 // `criterion_group!` generates an undocumented `pub fn`.
 #![allow(missing_docs)]
 
-use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use odeon::System;
 
 mod common;
-use common::{Counter, Inc, spsc_ring};
+use common::{Counter, counting, spsc_ring};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -39,16 +38,7 @@ fn counting_under_mimalloc(c: &mut Criterion) {
     let (counter, done) = Counter::new(N);
     let counter = system.spawn(counter);
     g.bench_function("tell/counting", |b| {
-        b.iter_custom(|iters| {
-            let start = Instant::now();
-            for _ in 0..iters {
-                for i in 0..N {
-                    let _ = counter.tell(Inc(i));
-                }
-                black_box(done.recv().unwrap());
-            }
-            start.elapsed()
-        });
+        b.iter_custom(|iters| counting(&counter, &done, N, iters));
     });
     g.bench_function("baseline/spsc", |b| {
         b.iter_custom(|iters| (0..iters).map(|_| spsc_ring(N, |i| i, |v| v)).sum());

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
 use crossbeam_utils::Backoff;
-use odeon::{Actor, Context, Handler, Message};
+use odeon::{Actor, ActorRef, Context, Handler, Message};
 
 /// Capacity of the baseline SPSC ring.
 pub const RING: usize = 1024;
@@ -98,5 +98,23 @@ pub fn spsc_ring<T: Send + 'static>(
         backoff.reset();
     }
     black_box(consumer.join().unwrap());
+    start.elapsed()
+}
+
+/// Savina's Counting from the calling thread: `iters` rounds of `n` tells into
+/// `counter`, each round ending when the counter reports it has seen all `n`.
+pub fn counting(
+    counter: &ActorRef<Counter>,
+    done: &mpsc::Receiver<u64>,
+    n: u64,
+    iters: u64,
+) -> Duration {
+    let start = Instant::now();
+    for _ in 0..iters {
+        for i in 0..n {
+            let _ = counter.tell(Inc(i));
+        }
+        black_box(done.recv().unwrap());
+    }
     start.elapsed()
 }

@@ -61,7 +61,7 @@ use crossbeam_utils::sync::Parker;
 use odeon::{Actor, ActorRef, AsyncHandler, Context, Handler, Message, SpawnOptions, System};
 
 mod common;
-use common::{Counter, Inc, spsc_ring};
+use common::{Counter, Inc, counting, spsc_ring};
 
 /// Messages per iteration of the throughput benchmarks.
 const N: u64 = 1_000_000;
@@ -122,16 +122,7 @@ fn tell(c: &mut Criterion) {
     let (counter, done) = Counter::new(N);
     let counter = system.spawn(counter);
     g.bench_function("counting", |b| {
-        b.iter_custom(|iters| {
-            let start = Instant::now();
-            for _ in 0..iters {
-                for i in 0..N {
-                    let _ = counter.tell(Inc(i));
-                }
-                black_box(done.recv().unwrap());
-            }
-            start.elapsed()
-        });
+        b.iter_custom(|iters| counting(&counter, &done, N, iters));
     });
 
     let (counter, done) = Counter::new(N);
