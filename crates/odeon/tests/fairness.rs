@@ -157,9 +157,12 @@ impl Handler<Peek> for Light {
     }
 }
 
-fn flooded_actor_does_not_starve_a_light_one(workers: usize) {
+fn flooded_actor_does_not_starve_a_light_one(linger_rounds: u32) {
     const FLOOD: u64 = 200_000;
-    let system = System::builder().workers(workers).build();
+    let system = System::builder()
+        .workers(1)
+        .linger_rounds(linger_rounds)
+        .build();
     let handled = Arc::new(AtomicU64::new(0));
     let (seen_tx, seen_rx) = mpsc::channel();
     let light = system.spawn(Light {
@@ -196,7 +199,15 @@ fn flooded_actor_does_not_starve_a_light_one(workers: usize) {
 /// other worker could run it meanwhile and hide a missing budget.
 #[test]
 fn a_flooded_actor_does_not_starve_a_light_one() {
-    flooded_actor_does_not_starve_a_light_one(1);
+    flooded_actor_does_not_starve_a_light_one(odeon::defaults::LINGER_ROUNDS);
+}
+
+/// Lingering on a dry mailbox must not stretch a turn past its budget either way:
+/// neither with lingering off nor with a linger far longer than the default.
+#[test]
+fn a_flooded_actor_does_not_starve_a_light_one_with_any_linger() {
+    flooded_actor_does_not_starve_a_light_one(0);
+    flooded_actor_does_not_starve_a_light_one(100_000);
 }
 
 // --- Actors that spin or block their thread --------------------------------------------
