@@ -1,0 +1,3 @@
+//! The odeon-bench runner (being written).
+
+fn main() {}
