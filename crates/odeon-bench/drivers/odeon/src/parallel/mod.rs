@@ -1,10 +1,17 @@
-//! The parallel benchmarks of Savina on odeon.
+//! The parallel benchmarks of Savina on odeon (`shared/savina.md` §3.17–3.30).
 
 use savina::{Outcome, Params};
+
+mod finish;
+
+mod apsp;
+mod nqueenk;
 
 /// Runs the benchmark if it belongs to this group.
 pub(crate) fn run(params: &Params) -> Option<Outcome> {
     match params.bench().id {
+        "apsp" => Some(apsp::run(params)),
+        "nqueenk" => Some(nqueenk::run(params)),
         _ => None,
     }
 }
