@@ -6,11 +6,15 @@ mod finish;
 
 mod apsp;
 mod nqueenk;
+mod quicksort;
+mod radixsort;
 
 /// Runs the benchmark if it belongs to this group.
 pub(crate) fn run(params: &Params) -> Option<Outcome> {
     match params.bench().id {
         "apsp" => Some(apsp::run(params)),
+        "quicksort" => Some(quicksort::run(params)),
+        "radixsort" => Some(radixsort::run(params)),
         "nqueenk" => Some(nqueenk::run(params)),
         _ => None,
     }
