@@ -1,0 +1,81 @@
+//! Fork-Join Throughput (Savina #4, `shared/savina.md` §3.4): the driver sends N rounds
+//! of one message to each of A actors; each does the sin² work unit per message and
+//! exits after N.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use kameo::actor::ActorRef;
+use kameo::message::{Context, Message};
+use savina::protocol::expect_eq;
+use savina::{Outcome, Params};
+
+use crate::common::{self, Exit, busy_work, plain_actor, tell};
+
+struct Worker {
+    n: u64,
+    handled: u64,
+    totals: Arc<Totals>,
+    _exit: Exit,
+}
+
+#[derive(Default)]
+struct Totals {
+    handled: AtomicU64,
+    work_failed: AtomicBool,
+}
+
+plain_actor!(Worker);
+
+/// The one empty message the driver sends.
+struct Go;
+
+impl Message<Go> for Worker {
+    type Reply = ();
+
+    async fn handle(&mut self, _: Go, ctx: &mut Context<Self, ()>) {
+        self.handled += 1;
+        if busy_work().is_err() {
+            self.totals.work_failed.store(true, Ordering::Relaxed);
+        }
+        if self.handled == self.n {
+            self.totals
+                .handled
+                .fetch_add(self.handled, Ordering::Relaxed);
+            ctx.stop();
+        }
+    }
+}
+
+pub fn run(params: &Params) -> Outcome {
+    let n: u64 = params.get("n");
+    let a: u64 = params.get("a");
+    common::run(params, |latch| async move {
+        let totals = Arc::new(Totals::default());
+        let workers: Vec<ActorRef<Worker>> = (0..a)
+            .map(|_| {
+                common::spawn(Worker {
+                    n,
+                    handled: 0,
+                    totals: Arc::clone(&totals),
+                    _exit: latch.enter(),
+                })
+            })
+            .collect();
+        for _ in 0..n {
+            for worker in &workers {
+                tell(worker, Go);
+            }
+        }
+        drop(workers);
+        latch.wait().await;
+        if totals.work_failed.load(Ordering::Relaxed) {
+            return Err("the sin² work unit was not positive".to_owned());
+        }
+        expect_eq(
+            "handled messages",
+            totals.handled.load(Ordering::Relaxed),
+            a * n,
+        )
+    })
+}
