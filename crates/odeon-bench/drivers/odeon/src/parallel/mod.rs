@@ -8,6 +8,7 @@ mod apsp;
 mod nqueenk;
 mod quicksort;
 mod radixsort;
+mod recmatmul;
 
 /// Runs the benchmark if it belongs to this group.
 pub(crate) fn run(params: &Params) -> Option<Outcome> {
@@ -15,6 +16,7 @@ pub(crate) fn run(params: &Params) -> Option<Outcome> {
         "apsp" => Some(apsp::run(params)),
         "quicksort" => Some(quicksort::run(params)),
         "radixsort" => Some(radixsort::run(params)),
+        "recmatmul" => Some(recmatmul::run(params)),
         "nqueenk" => Some(nqueenk::run(params)),
         _ => None,
     }
