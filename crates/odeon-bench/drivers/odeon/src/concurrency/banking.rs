@@ -240,3 +240,19 @@ pub(crate) fn run(params: &Params) -> Outcome {
         ))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `shared/savina.md` §3.16: about 3.595386269724631e300, and every default
+    /// transfer vanishes against it.
+    #[test]
+    fn the_initial_balance_absorbs_every_transfer() {
+        let balance = initial_balance(1000, 50_000);
+        assert!((balance / 3.595_386_269_724_631e300 - 1.0).abs() < 1e-15);
+        let replayed = reference(1000, 50_000, balance);
+        assert!(replayed.iter().all(|(b, _, _)| *b == balance));
+        assert_eq!(replayed.iter().map(|r| r.1).sum::<u64>(), 50_000);
+    }
+}

@@ -274,3 +274,15 @@ pub(crate) fn run(params: &Params) -> Outcome {
         ))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `shared/savina.md` §3.9: 19848 writes, 180152 reads, final size 524287.
+    #[test]
+    fn the_default_request_stream_matches_savina() {
+        assert_eq!(reference(20, 10_000, 10), (19_848, 180_152, 524_287));
+        assert_eq!(normalise(i32::MIN), i32::MIN % DATA_LIMIT);
+    }
+}

@@ -329,3 +329,31 @@ pub(crate) fn run(params: &Params) -> Outcome {
         ))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_keeps_order_and_duplicates() {
+        let mut list = SortedList::default();
+        for v in [5, 1, 9, 5, 0, 9] {
+            list.insert(v);
+        }
+        assert_eq!(list.iter().collect::<Vec<_>>(), [0, 1, 5, 5, 9, 9]);
+        assert!(list.contains(9) && !list.contains(4));
+        assert_eq!(list.size(), 6);
+    }
+
+    /// `shared/savina.md` §3.10: 16126 writes, 10 sizes, 143864 contains.
+    #[test]
+    fn the_default_request_stream_matches_savina() {
+        let config = Config {
+            workers: 20,
+            per_worker: 8000,
+            write_percent: 10,
+            size_percent: 1,
+        };
+        assert_eq!(reference(&config), (16_126, 10, 143_864));
+    }
+}

@@ -205,3 +205,14 @@ pub(crate) fn run(params: &Params) -> Outcome {
         Ok(format!("term sum {sum}"))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    /// `shared/savina.md` §3.15: 6.38783514460412 with the defaults, and the Pony
+    /// port's 6.964599481489831 with rate 3.64.
+    #[test]
+    fn the_sequential_sums_match_savina() {
+        assert!((super::reference(25_000, 10, 3.46) - 6.387_835_144_604_12).abs() < 1e-12);
+        assert!((super::reference(25_000, 10, 3.64) - 6.964_599_481_489_831).abs() < 1e-12);
+    }
+}

@@ -167,3 +167,42 @@ pub(crate) fn busy_seed() -> i64 {
 pub(crate) fn is_default(params: &Params) -> bool {
     params.to_args() == Params::for_bench(params.bench(), false).to_args()
 }
+
+#[cfg(test)]
+mod tests {
+    use savina::catalog;
+
+    use super::*;
+
+    /// Every benchmark of the group validates at `--quick` sizes.
+    #[test]
+    fn every_benchmark_validates_at_quick_sizes() {
+        for id in [
+            "concdict",
+            "concsll",
+            "bndbuffer",
+            "philosopher",
+            "barber",
+            "cigsmok",
+            "logmap",
+            "banking",
+            "trapezoid",
+        ] {
+            let bench = catalog::find(id).expect("in the catalog");
+            let params = Params::for_bench(bench, true);
+            let outcome = run(&params).expect("implemented");
+            assert!(outcome.check.is_ok(), "{id}: {:?}", outcome.check);
+        }
+    }
+
+    #[test]
+    fn the_latch_opens_when_the_last_token_drops() {
+        let latch = Latch::new();
+        let first = latch.enter();
+        let second = first.enter();
+        drop(first);
+        assert!(!latch.wait(Duration::from_millis(1)));
+        drop(second);
+        assert!(latch.wait(Duration::from_millis(1)));
+    }
+}
