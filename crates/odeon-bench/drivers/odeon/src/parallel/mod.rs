@@ -5,6 +5,8 @@ use savina::{Outcome, Params};
 mod finish;
 
 mod apsp;
+mod astar;
+mod bitonicsort;
 mod nqueenk;
 mod quicksort;
 mod radixsort;
@@ -14,10 +16,12 @@ mod recmatmul;
 pub(crate) fn run(params: &Params) -> Option<Outcome> {
     match params.bench().id {
         "apsp" => Some(apsp::run(params)),
+        "astar" => Some(astar::run(params)),
         "quicksort" => Some(quicksort::run(params)),
         "radixsort" => Some(radixsort::run(params)),
         "recmatmul" => Some(recmatmul::run(params)),
         "nqueenk" => Some(nqueenk::run(params)),
+        "bitonicsort" => Some(bitonicsort::run(params)),
         _ => None,
     }
 }
