@@ -167,8 +167,13 @@ pub fn spawn<A>(state: A) -> kameo::actor::ActorRef<A>
 where
     A: kameo::Actor<Args = A>,
 {
+    spawn_with::<A>(state)
+}
+
+/// [`spawn`] for an actor whose spawn arguments are not its state.
+pub fn spawn_with<A: kameo::Actor>(args: A::Args) -> kameo::actor::ActorRef<A> {
     use kameo::actor::Spawn;
-    A::spawn_with_mailbox(state, kameo::mailbox::unbounded())
+    A::spawn_with_mailbox(args, kameo::mailbox::unbounded())
 }
 
 /// A fire-and-forget send. On an unbounded mailbox `try_send` never waits, so it needs

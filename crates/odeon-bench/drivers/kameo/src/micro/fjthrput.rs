@@ -51,6 +51,9 @@ pub fn run(params: &Params) -> Outcome {
     let n: u64 = params.get("n");
     let a: u64 = params.get("a");
     common::run(params, |latch| async move {
+        if n == 0 {
+            return Err("-n must be at least 1 (a worker exits on its n-th message)".to_owned());
+        }
         let totals = Arc::new(Totals::default());
         let workers: Vec<ActorRef<Worker>> = (0..a)
             .map(|_| {
