@@ -24,6 +24,13 @@ if [[ ! -f "$jar" ]]; then
     exit 10
 fi
 
+# JDK 24+ warns on every start that Pekko uses sun.misc.Unsafe (JEP 498); allow it quietly.
+extra=()
+major="$("$java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)"
+if [[ "$major" =~ ^[0-9]+$ ]] && (( major >= 24 )); then
+    extra+=(--sun-misc-unsafe-memory-access=allow)
+fi
+
 # A fixed, roomy heap (no resizing during the timed region); the default collector (G1).
 # shellcheck disable=SC2086 # PEKKO_JAVA_OPTS is a list of options
-exec "$java" -Xms1g -Xmx4g ${PEKKO_JAVA_OPTS:-} -jar "$jar" "$@"
+exec "$java" -Xms1g -Xmx4g "${extra[@]}" ${PEKKO_JAVA_OPTS:-} -jar "$jar" "$@"

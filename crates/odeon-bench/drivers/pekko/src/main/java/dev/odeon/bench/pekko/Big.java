@@ -59,7 +59,7 @@ final class Big implements Bench {
         this.exited = exited;
         return Behaviors.setup(ctx -> {
             ActorRef<SinkMsg> sink = ctx.spawnAnonymous(Behaviors.setup(SinkActor::new));
-            @SuppressWarnings("unchecked")
+            @SuppressWarnings({"unchecked", "rawtypes"})
             ActorRef<WorkerMsg>[] workers = new ActorRef[w];
             for (int i = 0; i < w; i++) {
                 int id = i;
@@ -109,7 +109,7 @@ final class Big implements Bench {
                     .build();
         }
 
-        @SuppressWarnings("unchecked")
+        @SuppressWarnings({"unchecked", "rawtypes"})
         private Behavior<WorkerMsg> onNeighbors(Neighbors m) {
             // An array: the hot path indexes it once per ping.
             neighbors = m.workers().toArray(new ActorRef[0]);

@@ -40,7 +40,7 @@ final class FjThroughput implements Bench {
     public Behavior<Void> guardian(CountDownLatch exited) {
         this.exited = exited;
         return Behaviors.setup(ctx -> {
-            @SuppressWarnings("unchecked")
+            @SuppressWarnings({"unchecked", "rawtypes"})
             ActorRef<Msg>[] actors = new ActorRef[a];
             for (int i = 0; i < a; i++) {
                 int id = i;

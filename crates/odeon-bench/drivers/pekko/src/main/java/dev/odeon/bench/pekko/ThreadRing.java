@@ -47,7 +47,7 @@ final class ThreadRing implements Bench {
     public Behavior<Void> guardian(CountDownLatch exited) {
         this.exited = exited;
         return Behaviors.setup(ctx -> {
-            @SuppressWarnings("unchecked")
+            @SuppressWarnings({"unchecked", "rawtypes"})
             ActorRef<RingMsg>[] ring = new ActorRef[n];
             for (int i = 0; i < n; i++) {
                 int id = i;
