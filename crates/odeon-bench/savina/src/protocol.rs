@@ -165,6 +165,19 @@ impl Params {
                 self.bench.id
             ));
         }
+        // A parameter whose default is an integer takes integers only, so that `get`
+        // never meets a value it cannot parse.
+        let integral = self
+            .bench
+            .defaults
+            .iter()
+            .any(|(k, d)| *k == key && d.parse::<i128>().is_ok());
+        if integral && value.parse::<u64>().is_err() {
+            return Err(format!(
+                "{}: -{key} {value:?} is not a non-negative integer",
+                self.bench.id
+            ));
+        }
         self.values.insert(key.to_owned(), value.to_owned());
         Ok(())
     }
@@ -350,6 +363,12 @@ mod tests {
                 .unwrap_err()
                 .contains("not a number")
         );
+        for bad in ["pingpong -n 1.5", "pingpong -n -3"] {
+            let err = Invocation::parse(args(bad)).unwrap_err();
+            assert!(err.contains("not a non-negative integer"), "{err}");
+        }
+        let logmap = Invocation::parse(args("logmap -r 3.5")).unwrap();
+        assert_eq!(logmap.params.get::<f64>("r"), 3.5);
         assert!(
             Invocation::parse(args("pingpong -n"))
                 .unwrap_err()
