@@ -11,6 +11,8 @@ mod nqueenk;
 mod quicksort;
 mod radixsort;
 mod recmatmul;
+mod sieve;
+mod uct;
 
 /// Runs the benchmark if it belongs to this group.
 pub(crate) fn run(params: &Params) -> Option<Outcome> {
@@ -22,6 +24,8 @@ pub(crate) fn run(params: &Params) -> Option<Outcome> {
         "recmatmul" => Some(recmatmul::run(params)),
         "nqueenk" => Some(nqueenk::run(params)),
         "bitonicsort" => Some(bitonicsort::run(params)),
+        "sieve" => Some(sieve::run(params)),
+        "uct" => Some(uct::run(params)),
         _ => None,
     }
 }
