@@ -296,3 +296,22 @@ fn validate(
         "{n} nodes, equal to Floyd-Warshall; distance sum {sum}, max {max}"
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_run_validates() {
+        let bench = savina::catalog::find("apsp").expect("in the catalog");
+        let outcome = run(&Params::for_bench(bench, true));
+        assert!(outcome.check.is_ok(), "{:?}", outcome.check);
+    }
+
+    #[test]
+    fn default_graph_has_the_documented_distance_sum() {
+        let d = floyd_warshall(graph(300, 100), 300);
+        assert_eq!(d.iter().sum::<i64>(), 401_700);
+        assert_eq!(d.iter().max(), Some(&9));
+    }
+}

@@ -315,3 +315,22 @@ fn validate(grid: &Grid, g: usize) -> Result<String, String> {
         claimed + 1
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_run_validates() {
+        let bench = savina::catalog::find("astar").expect("in the catalog");
+        let outcome = run(&Params::for_bench(bench, true));
+        assert!(outcome.check.is_ok(), "{:?}", outcome.check);
+    }
+
+    #[test]
+    fn default_grid_has_the_documented_shape() {
+        let grid = Grid::new(30);
+        assert_eq!(grid.edges.iter().map(Vec::len).sum::<usize>(), 78_712);
+        assert_eq!(grid.target, 22_344);
+    }
+}

@@ -4,8 +4,8 @@
 //! TaggedForward; an Integrator joins the channels value by value, Combine sums them
 //! and the Sink receives the sums. An `Exit` follows the values down every path.
 //!
-//! The filters are plain structs ([`Filter`]) run inside one generic [`Stage`] actor, so
-//! that the sequential reference used for validation computes the very same arithmetic.
+//! The filters (`filters.rs`) are plain structs run inside one generic [`Stage`] actor,
+//! so that the sequential reference used for validation computes the same arithmetic.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -17,6 +17,9 @@ use savina::{Outcome, Params};
 
 use super::finish::finish;
 use crate::common;
+
+mod filters;
+use filters::{Delay, Filter, Fir, Sample, reference};
 
 /// One sample.
 struct Value(f64);
@@ -67,85 +70,6 @@ impl Link {
             value: r.recipient(),
             exit: r.recipient(),
         }
-    }
-}
-
-/// A filter of the chain: takes one value, emits one or none.
-trait Filter: Send + 'static {
-    fn push(&mut self, v: f64) -> Option<f64>;
-}
-
-/// Delay(L): emits the value received L inputs ago (zeros at first).
-struct Delay {
-    buf: Vec<f64>,
-    pos: usize,
-}
-
-impl Delay {
-    fn new(len: usize) -> Self {
-        Self {
-            buf: vec![0.0; len],
-            pos: 0,
-        }
-    }
-}
-
-impl Filter for Delay {
-    fn push(&mut self, v: f64) -> Option<f64> {
-        let out = std::mem::replace(&mut self.buf[self.pos], v);
-        self.pos = (self.pos + 1) % self.buf.len();
-        Some(out)
-    }
-}
-
-/// FIR(P, coef): silent for P−1 inputs, then Σ buf[i]·coef[P−1−i] over buffer *slots*.
-struct Fir {
-    coef: Arc<[f64]>,
-    buf: Vec<f64>,
-    pos: usize,
-    full: bool,
-}
-
-impl Fir {
-    fn new(coef: Arc<[f64]>) -> Self {
-        Self {
-            buf: vec![0.0; coef.len()],
-            coef,
-            pos: 0,
-            full: false,
-        }
-    }
-}
-
-impl Filter for Fir {
-    fn push(&mut self, v: f64) -> Option<f64> {
-        self.buf[self.pos] = v;
-        self.pos += 1;
-        if self.pos == self.buf.len() {
-            self.full = true;
-            self.pos = 0;
-        }
-        self.full.then(|| {
-            let mut sum = 0.0;
-            for (x, c) in self.buf.iter().zip(self.coef.iter().rev()) {
-                sum += x * c;
-            }
-            sum
-        })
-    }
-}
-
-/// Sample(R): passes the 1st, (R+1)th, … inputs and 0.0 for the others.
-struct Sample {
-    rate: usize,
-    received: usize,
-}
-
-impl Filter for Sample {
-    fn push(&mut self, v: f64) -> Option<f64> {
-        let out = if self.received == 0 { v } else { 0.0 };
-        self.received = (self.received + 1) % self.rate;
-        Some(out)
     }
 }
 
@@ -435,39 +359,6 @@ fn coefficients(columns: usize, channels: usize) -> (Coefficients, Coefficients)
     (h, f)
 }
 
-/// The sums the Sink must receive, computed sequentially with the same filters.
-fn reference(columns: usize, simulations: usize, h: &[Arc<[f64]>], f: &[Arc<[f64]>]) -> Vec<f64> {
-    let outputs: Vec<Vec<f64>> = h
-        .iter()
-        .zip(f)
-        .map(|(h, f)| {
-            let mut chain: [Box<dyn Filter>; 5] = [
-                Box::new(Delay::new(columns - 1)),
-                Box::new(Fir::new(h.clone())),
-                Box::new(Sample {
-                    rate: columns,
-                    received: 0,
-                }),
-                Box::new(Delay::new(columns - 1)),
-                Box::new(Fir::new(f.clone())),
-            ];
-            (0..simulations)
-                .filter_map(|s| {
-                    let mut v = Some((s % 1000) as f64);
-                    for stage in &mut chain {
-                        v = v.and_then(|v| stage.push(v));
-                    }
-                    v
-                })
-                .collect()
-        })
-        .collect();
-    let len = outputs.iter().map(Vec::len).min().unwrap_or(0);
-    (0..len)
-        .map(|i| outputs.iter().fold(0.0, |acc, o| acc + o[i]))
-        .collect()
-}
-
 pub(crate) fn run(params: &Params) -> Outcome {
     let columns: usize = params.get("col");
     let simulations: usize = params.get("sim");
@@ -542,4 +433,25 @@ pub(crate) fn run(params: &Params) -> Outcome {
         }
     });
     Outcome::new(elapsed, check)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_run_validates() {
+        let bench = savina::catalog::find("filterbank").expect("in the catalog");
+        let outcome = run(&Params::for_bench(bench, true));
+        assert!(outcome.check.is_ok(), "{:?}", outcome.check);
+    }
+
+    #[test]
+    fn reference_matches_a_hand_computed_small_bank() {
+        // Worked out independently from savina.md §3.23 for C = 3, S = 50, CH = 3.
+        let (h, f) = coefficients(3, 3);
+        let sums = reference(3, 50, &h, &f);
+        assert_eq!(sums.len(), 50 - 2 * 3 + 2);
+        assert_eq!(sums.iter().sum::<f64>(), 309_758.0);
+    }
 }

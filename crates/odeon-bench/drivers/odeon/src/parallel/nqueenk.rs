@@ -271,3 +271,23 @@ pub(crate) fn run(params: &Params) -> Outcome {
     });
     Outcome::new(elapsed, check)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_run_validates() {
+        let bench = savina::catalog::find("nqueenk").expect("in the catalog");
+        let outcome = run(&Params::for_bench(bench, true));
+        assert!(outcome.check.is_ok(), "{:?}", outcome.check);
+    }
+
+    #[test]
+    fn validity_sees_columns_and_both_diagonals() {
+        assert!(valid(&[1, 3, 0, 2]));
+        assert!(!valid(&[0, 0]));
+        assert!(!valid(&[0, 1]));
+        assert!(!valid(&[1, 0]));
+    }
+}

@@ -197,3 +197,23 @@ pub(crate) fn run(params: &Params) -> Outcome {
     });
     Outcome::new(elapsed, check)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_run_validates() {
+        let bench = savina::catalog::find("quicksort").expect("in the catalog");
+        let outcome = run(&Params::for_bench(bench, true));
+        assert!(outcome.check.is_ok(), "{:?}", outcome.check);
+    }
+
+    #[test]
+    fn sequential_sort_sorts() {
+        let data = input(5000, 1 << 60, 3);
+        let mut expected = data.clone();
+        expected.sort_unstable();
+        assert_eq!(sequential(data), expected);
+    }
+}

@@ -185,3 +185,15 @@ pub(crate) fn run(params: &Params) -> Outcome {
     });
     Outcome::new(elapsed, check)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_run_validates() {
+        let bench = savina::catalog::find("radixsort").expect("in the catalog");
+        let outcome = run(&Params::for_bench(bench, true));
+        assert!(outcome.check.is_ok(), "{:?}", outcome.check);
+    }
+}

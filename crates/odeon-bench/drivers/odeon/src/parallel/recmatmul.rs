@@ -305,3 +305,33 @@ fn validate(blocks: &[CBlock], n: usize) -> Result<String, String> {
         None => Ok(format!("C[i][j] = {n}·i·j exactly for all {n}×{n} entries")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_run_validates() {
+        let bench = savina::catalog::find("recmatmul").expect("in the catalog");
+        let outcome = run(&Params::for_bench(bench, true));
+        assert!(outcome.check.is_ok(), "{:?}", outcome.check);
+    }
+
+    #[test]
+    fn defaults_make_585_tasks_of_which_512_leaves() {
+        let root = Work {
+            sr_a: 0,
+            sc_a: 0,
+            sr_b: 0,
+            sc_b: 0,
+            sr_c: 0,
+            sc_c: 0,
+            blocks: 1 << 20,
+            dim: 1024,
+        };
+        let mut leaves_seen = Vec::new();
+        leaves(root, 16384, &mut leaves_seen);
+        assert_eq!(leaves_seen.len(), 512);
+        assert!(leaves_seen.iter().all(|&(_, _, dim)| dim == 128));
+    }
+}
