@@ -4,7 +4,7 @@
 //! Savina is the standard suite for actor runtimes: S. M. Imam and V. Sarkar,
 //! *Savina – An Actor Benchmark Suite: Enabling Empirical Evaluation of Actor
 //! Libraries*, AGERE! 2014 (4th International Workshop on Programming based on
-//! Actors, Agents, and Decentralized Control), ACM, pp. 67–80. Its 30 workloads, as
+//! Actors, Agents, and Decentralized Control), ACM. Its 30 workloads, as
 //! implemented here, are specified in `shared/savina.md`; the contract every driver
 //! follows is the `savina` crate beside this one.
 //!
