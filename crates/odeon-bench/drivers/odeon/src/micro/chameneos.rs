@@ -41,6 +41,9 @@ impl Colour {
 /// The broker: pairs chameneos up until no meetings are left.
 struct Mall {
     chameneos: usize,
+    /// The chameneos it created, kept until it exits. Savina needs no such list; see
+    /// the note on [`Mall::started`] for why odeon's mall keeps one.
+    members: Vec<ActorRef<Chameneo>>,
     meetings_left: u64,
     waiting: Option<ActorRef<Chameneo>>,
     meetings_sum: u64,
@@ -76,14 +79,25 @@ struct Exit {
 tell_only!(Meet, Change, MeetingCount, Exit);
 
 impl odeon::Actor for Mall {
+    /// Creates the chameneos and keeps a reference to each until it exits.
+    ///
+    /// Without those references, a chameneo's last strong reference is often the one
+    /// inside a `Meet` that the mall forwards or answers, dropped right after that
+    /// `tell`. odeon's local GC then races with the message: the chameneo's turn can
+    /// see its mailbox empty, then (after the `tell` and the drop) see no references,
+    /// and stop as unreferenced with the message still queued (`cell/turn.rs`,
+    /// `on_empty`; reported as a runtime bug). One run in a few hung that way. Held
+    /// references also spare a GC signal per meeting.
     fn started(&mut self, cx: &mut Context<Self>) {
-        for i in 0..self.chameneos {
-            cx.spawn(Chameneo {
-                mall: cx.myself(),
-                colour: Colour::initial(i),
-                meetings: 0,
-            });
-        }
+        self.members = (0..self.chameneos)
+            .map(|i| {
+                cx.spawn(Chameneo {
+                    mall: cx.myself(),
+                    colour: Colour::initial(i),
+                    meetings: 0,
+                })
+            })
+            .collect();
     }
 }
 
@@ -174,6 +188,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
         let (tx, rx) = mpsc::channel();
         let mall = system.spawn(Mall {
             chameneos: c,
+            members: Vec::new(),
             meetings_left: m,
             waiting: None,
             meetings_sum: 0,

@@ -21,6 +21,8 @@ enum Parent {
 /// One node of the call tree.
 struct FibActor {
     parent: Parent,
+    /// Its two children, held until it reports (see [`Handler<Request>`] for why).
+    children: [Option<ActorRef<FibActor>>; 2],
     result: u64,
     /// Actors in this subtree that have reported, itself excluded (validation).
     actors: u64,
@@ -43,6 +45,7 @@ impl FibActor {
     fn new(parent: Parent) -> Self {
         Self {
             parent,
+            children: [None, None],
             result: 0,
             actors: 0,
             responses: 0,
@@ -67,15 +70,22 @@ impl FibActor {
 }
 
 impl Handler<Request> for FibActor {
+    /// Spawns the two children and keeps their references until it reports. Dropping
+    /// a child's reference right after its `tell` would let odeon's local GC race with
+    /// the child's own responses later (its turn can find the mailbox empty, then, once
+    /// the grandchildren have answered and dropped their references, find none left and
+    /// stop as unreferenced with the responses queued: the race described in
+    /// `chameneos.rs`, reported as a runtime bug).
     fn handle(&mut self, Request(n): Request, cx: &mut Context<Self>) {
         if n <= 2 {
             self.result = 1;
             self.report(cx);
             return;
         }
-        for k in [n - 1, n - 2] {
+        for (slot, k) in self.children.iter_mut().zip([n - 1, n - 2]) {
             let child = cx.spawn(FibActor::new(Parent::Actor(cx.myself())));
             let _ = child.tell(Request(k));
+            *slot = Some(child);
         }
     }
 }
