@@ -1,11 +1,34 @@
 //! The Savina suite on ractor (a peer of odeon), driven by the odeon-bench runner.
+//!
+//! Every iteration runs on a fresh multi-thread tokio runtime with `--threads` workers,
+//! ractor's idiomatic deployment; see `README.md` for the configuration and why.
+
+mod common;
+mod micro {
+    pub mod big;
+    pub mod chameneos;
+    pub mod counting;
+    pub mod fib;
+    pub mod fjcreate;
+    pub mod fjthrput;
+    pub mod pingpong;
+    pub mod threadring;
+}
 
 use savina::{Outcome, Params};
 
 fn run(params: &Params) -> Option<Outcome> {
-    match params.bench().id {
-        _ => None,
-    }
+    Some(match params.bench().id {
+        "pingpong" => micro::pingpong::run(params),
+        "counting" => micro::counting::run(params),
+        "fjthrput" => micro::fjthrput::run(params),
+        "fjcreate" => micro::fjcreate::run(params),
+        "fib" => micro::fib::run(params),
+        "chameneos" => micro::chameneos::run(params),
+        "big" => micro::big::run(params),
+        "threadring" | "threadring503" => micro::threadring::run(params),
+        _ => return None,
+    })
 }
 
 fn main() {
