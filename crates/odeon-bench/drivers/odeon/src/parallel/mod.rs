@@ -12,6 +12,7 @@ mod quicksort;
 mod radixsort;
 mod recmatmul;
 mod sieve;
+mod sor;
 mod uct;
 
 /// Runs the benchmark if it belongs to this group.
@@ -26,6 +27,7 @@ pub(crate) fn run(params: &Params) -> Option<Outcome> {
         "bitonicsort" => Some(bitonicsort::run(params)),
         "sieve" => Some(sieve::run(params)),
         "uct" => Some(uct::run(params)),
+        "sor" => Some(sor::run(params)),
         _ => None,
     }
 }
