@@ -54,6 +54,12 @@ struct Sorter {
     threshold: usize,
     result: Vec<i64>,
     fragments: u8,
+    /// The two children, held until this sorter exits. Savina needs no such refs; here,
+    /// dropping a child's ref right after its `Sort` would leave its only strong refs in
+    /// its own children, and odeon's local GC can race with their last `Sorted` (the
+    /// child's turn sees an empty mailbox, then no refs, and stops with the result
+    /// queued; the race noted in `micro/chameneos.rs`).
+    children: Vec<ActorRef<Sorter>>,
 }
 
 impl Actor for Sorter {}
@@ -66,6 +72,7 @@ impl Sorter {
             threshold,
             result: Vec::new(),
             fragments: 0,
+            children: Vec::new(),
         }
     }
 
@@ -130,6 +137,7 @@ impl Handler<Sort> for Sorter {
                 self.threshold,
             ));
             let _ = child.tell(Sort(part));
+            self.children.push(child);
         }
         self.result = data.into_iter().filter(|&v| v == pivot).collect();
         self.fragments = 1;
