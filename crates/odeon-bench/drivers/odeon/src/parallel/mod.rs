@@ -7,6 +7,7 @@ mod finish;
 mod apsp;
 mod astar;
 mod bitonicsort;
+mod filterbank;
 mod nqueenk;
 mod quicksort;
 mod radixsort;
@@ -23,6 +24,7 @@ pub(crate) fn run(params: &Params) -> Option<Outcome> {
         "quicksort" => Some(quicksort::run(params)),
         "radixsort" => Some(radixsort::run(params)),
         "recmatmul" => Some(recmatmul::run(params)),
+        "filterbank" => Some(filterbank::run(params)),
         "nqueenk" => Some(nqueenk::run(params)),
         "bitonicsort" => Some(bitonicsort::run(params)),
         "sieve" => Some(sieve::run(params)),
