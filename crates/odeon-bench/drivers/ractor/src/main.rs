@@ -14,6 +14,15 @@ mod micro {
     pub mod pingpong;
     pub mod threadring;
 }
+mod concurrency {
+    pub mod banking;
+    pub mod concdict;
+    pub mod logmap;
+    pub mod philosopher;
+}
+mod parallel {
+    pub mod trapezoid;
+}
 
 use savina::{Outcome, Params};
 
@@ -26,6 +35,11 @@ fn run(params: &Params) -> Option<Outcome> {
         "fib" => micro::fib::run(params),
         "chameneos" => micro::chameneos::run(params),
         "big" => micro::big::run(params),
+        "concdict" => concurrency::concdict::run(params),
+        "philosopher" => concurrency::philosopher::run(params),
+        "logmap" => concurrency::logmap::run(params),
+        "banking" => concurrency::banking::run(params),
+        "trapezoid" => parallel::trapezoid::run(params),
         "threadring" | "threadring503" => micro::threadring::run(params),
         _ => return None,
     })
