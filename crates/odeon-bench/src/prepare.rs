@@ -151,10 +151,12 @@ pub fn prepare(
             }
             Recipe::Script { dir, variant, env } => {
                 let folder = ws.drivers_dir.join(dir);
-                outcome(build_script(&folder, ws, env, build).map(|run_sh| Ready {
-                    env: env.clone(),
-                    ..base(PathBuf::from("bash"), vec![run_sh], variant.as_deref())
-                }))
+                outcome(
+                    build_script(&c.name, &folder, ws, env, build).map(|run_sh| Ready {
+                        env: env.clone(),
+                        ..base(PathBuf::from("bash"), vec![run_sh], variant.as_deref())
+                    }),
+                )
             }
         }
     }
@@ -219,6 +221,7 @@ fn last_line(text: &str) -> Option<&str> {
 
 /// Runs `<folder>/build.sh` if `build`; returns the path of `run.sh` when ready.
 fn build_script(
+    name: &str,
     folder: &Path,
     ws: &Workspace,
     env: &[(String, String)],
@@ -231,7 +234,10 @@ fn build_script(
         }
     }
     if build {
-        eprintln!("building {} ({})", folder.display(), build_sh.display());
+        let shown = build_sh.strip_prefix(&ws.root).unwrap_or(&build_sh);
+        let java = env.iter().find(|(k, _)| k == "JAVA_HOME");
+        let java = java.map_or_else(String::new, |(_, v)| format!(", JAVA_HOME={v}"));
+        eprintln!("building {name} ({}{java})", shown.display());
         let mut cmd = Command::new("bash");
         cmd.arg(&build_sh)
             .current_dir(folder)
