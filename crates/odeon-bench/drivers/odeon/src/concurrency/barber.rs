@@ -43,6 +43,9 @@ struct Factory {
 
 struct Customer {
     factory: ActorRef<Factory>,
+    /// The customer's own reference, so that it lives until its haircut is done
+    /// (see `timed`); dropped with the state when it exits.
+    myself: Option<ActorRef<Customer>>,
     _exit: Exit,
 }
 
@@ -54,7 +57,11 @@ enum Report {
 impl Actor for Room {}
 impl Actor for Barber {}
 impl Actor for Factory {}
-impl Actor for Customer {}
+impl Actor for Customer {
+    fn started(&mut self, cx: &mut Context<Self>) {
+        self.myself = Some(cx.myself());
+    }
+}
 
 /// A customer enters the room (from the factory) or the barber's chair (from the room).
 struct Enter {
@@ -154,6 +161,7 @@ impl Handler<Start> for Factory {
         for _ in 0..self.customers {
             let customer = system.spawn(Customer {
                 factory: cx.myself(),
+                myself: None,
                 _exit: self.exit.enter(),
             });
             self.attempts += 1;

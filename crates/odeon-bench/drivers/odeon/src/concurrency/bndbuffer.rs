@@ -48,6 +48,10 @@ struct Manager {
     idle: VecDeque<ActorRef<Consumer>>,
     parked: VecDeque<ActorRef<Producer>>,
     exited_producers: u32,
+    /// Every producer and consumer, held until the manager exits, as the reference's
+    /// arrays (see `timed`).
+    producers: Vec<ActorRef<Producer>>,
+    consumers: Vec<ActorRef<Consumer>>,
     tally: mpsc::Sender<Tally>,
     exit: Exit,
 }
@@ -75,14 +79,16 @@ impl Actor for Manager {
     fn started(&mut self, cx: &mut Context<Self>) {
         let system = cx.system();
         for _ in 0..self.config.consumers {
-            self.idle.push_back(system.spawn(Consumer {
+            let consumer = system.spawn(Consumer {
                 manager: cx.myself(),
                 item: 0.0,
                 consumed: 0,
                 cost: self.config.cons_cost,
                 tally: self.tally.clone(),
                 _exit: self.exit.enter(),
-            }));
+            });
+            self.idle.push_back(consumer.clone());
+            self.consumers.push(consumer);
         }
         for _ in 0..self.config.producers {
             let producer = system.spawn(Producer {
@@ -95,6 +101,7 @@ impl Actor for Manager {
                 _exit: self.exit.enter(),
             });
             let _ = producer.tell(ProduceData);
+            self.producers.push(producer);
         }
         self.exit_check(cx);
     }
@@ -248,6 +255,8 @@ pub(crate) fn run(params: &Params) -> Outcome {
             idle: VecDeque::new(),
             parked: VecDeque::new(),
             exited_producers: 0,
+            producers: Vec::new(),
+            consumers: Vec::new(),
             tally: tx,
             exit: latch.enter(),
         });

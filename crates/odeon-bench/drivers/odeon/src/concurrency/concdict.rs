@@ -51,6 +51,8 @@ struct Master {
     per_worker: u32,
     write_percent: i32,
     ended: u32,
+    /// Held until the master exits, as the reference's array (see `timed`).
+    worker_refs: Vec<ActorRef<Worker>>,
     dictionary: Option<ActorRef<Dictionary>>,
     report: mpsc::Sender<Report>,
     exit: Exit,
@@ -98,6 +100,7 @@ impl Actor for Master {
                 _exit: self.exit.enter(),
             });
             let _ = worker.tell(DoWork);
+            self.worker_refs.push(worker);
         }
         if self.workers == 0 {
             let _ = dictionary.tell(EndWork);
@@ -249,6 +252,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
             per_worker,
             write_percent,
             ended: 0,
+            worker_refs: Vec::new(),
             dictionary: None,
             report: tx,
             exit: latch.enter(),

@@ -108,6 +108,8 @@ impl Config {
 struct Master {
     config: Config,
     ended: u32,
+    /// Held until the master exits, as the reference's array (see `timed`).
+    worker_refs: Vec<ActorRef<Worker>>,
     list: Option<ActorRef<ListServer>>,
     report: mpsc::Sender<Report>,
     exit: Exit,
@@ -154,6 +156,7 @@ impl Actor for Master {
                 _exit: self.exit.enter(),
             });
             let _ = worker.tell(DoWork);
+            self.worker_refs.push(worker);
         }
         if self.config.workers == 0 {
             let _ = list.tell(EndWork);
@@ -302,6 +305,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
         system.spawn(Master {
             config,
             ended: 0,
+            worker_refs: Vec::new(),
             list: None,
             report: tx,
             exit: latch.enter(),

@@ -113,16 +113,25 @@ impl Drop for Exit {
 /// One timed iteration: creates the system, lets `start` spawn the actors and send the
 /// first messages, waits until every actor has exited, then shuts the system down.
 /// Returns the timed region, or an error if the actors did not all exit.
-pub(crate) fn timed(
+///
+/// Whatever `start` returns (the driver's references to the actors it made) is held
+/// until then. Savina's actors live until they exit; every actor here is kept
+/// referenced until its own exit (by the driver, by the actor that owns it, or by
+/// itself), because odeon's local actor GC can collect an actor whose only
+/// references travel in messages while it is still running: an actor that finds its
+/// mailbox empty, then sees a pending GC check and a zero count, stops as
+/// `Unreferenced` even if a message (and the reference's drop) arrived in between.
+pub(crate) fn timed<K>(
     params: &Params,
-    start: impl FnOnce(&System, &Latch),
+    start: impl FnOnce(&System, &Latch) -> K,
 ) -> Result<Duration, String> {
     let began = Instant::now();
     let system = common::system(params);
     let latch = Latch::new();
-    start(&system, &latch);
+    let keep = start(&system, &latch);
     let all_exited = latch.wait(HANG_LIMIT);
     let elapsed = began.elapsed();
+    drop(keep);
     system.shutdown();
     if all_exited {
         Ok(elapsed)

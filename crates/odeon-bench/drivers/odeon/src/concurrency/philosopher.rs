@@ -166,6 +166,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
             report: tx,
             _exit: latch.enter(),
         });
+        let mut philosophers = Vec::with_capacity(n);
         for id in 0..n {
             let philosopher = system.spawn(Philosopher {
                 id,
@@ -177,7 +178,11 @@ pub(crate) fn run(params: &Params) -> Outcome {
                 _exit: latch.enter(),
             });
             let _ = philosopher.tell(Start);
+            philosophers.push(philosopher);
         }
+        // Held until every actor has exited, as Savina's driver holds its array: see
+        // `timed` on why odeon's local GC must not see a philosopher unreferenced.
+        philosophers
     });
     outcome(elapsed, || {
         let (meals, violations) = rx.try_recv().map_err(|_| "the arbitrator sent no report")?;
