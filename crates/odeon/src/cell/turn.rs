@@ -153,11 +153,25 @@ impl<A: Actor> Cell<A> {
         // SAFETY: turn-owned (see `turn_inner`).
         let life = unsafe { self.life() };
         if life.gc_check {
-            life.gc_check = false;
             // Acquire pairs with the Release decrement in `ActorRef::drop`.
             if self.refs.load(Ordering::Acquire) == 0 {
+                // The pop that found the mailbox empty ran *before* this load. A sender
+                // may have pushed and then dropped the last reference in between: its
+                // push happens-before its decrement, which this load synchronized
+                // with, so the mailbox shows that message now. Deliver it first (the
+                // check stays armed and runs again once the mailbox is dry).
+                // SAFETY: we are the mailbox's consumer.
+                if unsafe { self.mailbox.has_pending() } {
+                    *retries += 1;
+                    if *retries > defaults::PUSH_IN_PROGRESS_RETRIES {
+                        // Its successor's push is still in flight; come back later.
+                        return Some(RunOutcome::Requeue);
+                    }
+                    return None;
+                }
                 return Some(self.finish(StopReason::Unreferenced));
             }
+            life.gc_check = false;
         }
         // Linger: if this thread has nothing else to run, wait a moment for the next
         // message before giving up the turn. A steady stream from one producer then

@@ -177,6 +177,22 @@ impl Queue {
         None
     }
 
+    /// Whether a completed push left a node the consumer has not taken yet. (A push
+    /// still between its `swap` and its link is not seen; callers that need it rely on
+    /// a happens-before edge from the pusher, see `cell/turn.rs`.)
+    ///
+    /// # Safety
+    /// Only the consumer calls this.
+    pub(crate) unsafe fn has_pending(&self) -> bool {
+        let stub = self.stub_ptr();
+        // SAFETY: consumer-only field (caller contract).
+        let tail = unsafe { *self.tail.get() };
+        // A tail that is not the stub is a node not yet returned; the stub with a
+        // successor means a linked node waits behind it. Acquire pairs with the
+        // Release store of `next` in `push`.
+        tail != stub || !self.stub.next.load(Ordering::Acquire).is_null()
+    }
+
     /// Marks the queue empty if it holds nothing but the stub. Returns `false` if a push
     /// got in first; the consumer then still owns the queue and must keep popping.
     ///
