@@ -21,7 +21,10 @@ fn run_quick(id: &str) -> Result<ResultLine, String> {
         .collect::<Result<_, _>>()
         .map_err(|e| format!("{id}: malformed result line: {e}"))?;
     let [line] = lines.as_slice() else {
-        return Err(format!("{id}: expected one result line, got {}:\n{stdout}", lines.len()));
+        return Err(format!(
+            "{id}: expected one result line, got {}:\n{stdout}",
+            lines.len()
+        ));
     };
     if !out.status.success() || !line.valid {
         return Err(format!(
@@ -40,7 +43,12 @@ fn every_benchmark_validates_at_quick_size() {
         .iter()
         .filter_map(|b| run_quick(b.id).err())
         .collect();
-    assert!(failures.is_empty(), "{} benchmark(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} benchmark(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
