@@ -10,16 +10,22 @@
 //! queue up. Every actor is spawned at the top level (not as a child) because a
 //! composite exits as soon as it has forwarded `Exit`, while its inside still has values
 //! to pass on: a child would be stopped with them.
+//!
+//! Each actor of the network keeps a reference to itself until it exits ([`KeepAlive`]).
+//! Savina's actors live until they exit; odeon's local GC instead collects an actor with
+//! no references left, and it can race with the last message sent through the last
+//! reference (an upstream actor's `Exit` just before that actor exits and drops it):
+//! the actor would be collected with `Exit` still queued.
 
 use std::collections::VecDeque;
 use std::sync::mpsc::{self, Sender};
 use std::time::Instant;
 
-use odeon::{Actor, Context, Handler, Message, Recipient};
+use odeon::{Actor, ActorRef, Context, Handler, Message, Recipient};
 use savina::rng::PseudoRandom;
 use savina::{Outcome, Params};
 
-use super::finish::finish;
+use super::exited::finish_exited;
 use crate::common;
 
 /// The untagged stream between the parts of the network (Savina's `ValueMessage` and
@@ -41,6 +47,27 @@ enum Tagged {
 impl Message for Tagged {
     type Reply = ();
 }
+
+/// A reference an actor holds to itself until it exits (see the module documentation).
+type KeepAlive<A> = Option<ActorRef<A>>;
+
+/// `Actor` impls whose `started` takes the self-reference.
+macro_rules! kept_alive {
+    ($($a:ty),*) => {$(
+        impl Actor for $a {
+            fn started(&mut self, cx: &mut Context<Self>) {
+                self.me = Some(cx.myself());
+            }
+        }
+    )*};
+}
+kept_alive!(
+    Splitter,
+    CompareExchange,
+    Joiner,
+    ValueDataAdapter,
+    DataValueAdapter
+);
 
 /// Starts the source.
 struct Start;
@@ -95,6 +122,7 @@ enum Plan {
 /// A composite: builds its inside at start, then forwards its input to the inside's
 /// first actor and exits after forwarding `Exit`.
 struct Composite {
+    me: KeepAlive<Self>,
     plan: Plan,
     /// Where the composite's output goes (a joiner's tagged input for a partition).
     next: Output,
@@ -112,6 +140,7 @@ impl Composite {
     fn spawn(cx: &Context<Self>, plan: Plan, next: Output) -> Recipient<Flow> {
         cx.system()
             .spawn(Composite {
+                me: None,
                 plan,
                 next,
                 head: None,
@@ -148,7 +177,9 @@ impl Composite {
                     flow_next()
                 } else {
                     let next = flow_next();
-                    system.spawn(DataValueAdapter { next }).recipient()
+                    system
+                        .spawn(DataValueAdapter { me: None, next })
+                        .recipient()
                 };
                 let joiner = Joiner::spawn(cx, len, parts, sink);
                 let workers = (0..parts)
@@ -169,7 +200,13 @@ impl Composite {
                 let Output::Tagged(next) = self.next.clone() else {
                     unreachable!("a partition always feeds its step's joiner")
                 };
-                let adapter = system.spawn(ValueDataAdapter { order, next }).recipient();
+                let adapter = system
+                    .spawn(ValueDataAdapter {
+                        me: None,
+                        order,
+                        next,
+                    })
+                    .recipient();
                 let joiner = Joiner::spawn(cx, 1, len / 2, adapter);
                 let exchangers = (0..len / 2)
                     .map(|i| CompareExchange::spawn(cx, i, up, joiner.clone()))
@@ -202,6 +239,7 @@ impl Composite {
 
 impl Actor for Composite {
     fn started(&mut self, cx: &mut Context<Self>) {
+        self.me = Some(cx.myself());
         self.head = Some(self.build(cx));
     }
 }
@@ -221,12 +259,12 @@ impl Handler<Flow> for Composite {
 /// Sends `run` consecutive values to one receiver, then moves on to the next,
 /// cyclically; broadcasts `Exit`.
 struct Splitter {
+    me: KeepAlive<Self>,
     run: usize,
     receivers: Vec<Recipient<Flow>>,
     current: usize,
     sent: usize,
 }
-impl Actor for Splitter {}
 
 impl Splitter {
     fn spawn<A: Actor>(
@@ -236,6 +274,7 @@ impl Splitter {
     ) -> Recipient<Flow> {
         cx.system()
             .spawn(Splitter {
+                me: None,
                 run,
                 receivers,
                 current: 0,
@@ -269,12 +308,12 @@ impl Handler<Flow> for Splitter {
 /// Holds the first value of each pair; on the second emits (min, max) when sorting up,
 /// (max, min) when sorting down, tagged with its order.
 struct CompareExchange {
+    me: KeepAlive<Self>,
     order: usize,
     up: bool,
     held: Option<i64>,
     next: Recipient<Tagged>,
 }
-impl Actor for CompareExchange {}
 
 impl CompareExchange {
     fn spawn<A: Actor>(
@@ -285,6 +324,7 @@ impl CompareExchange {
     ) -> Recipient<Flow> {
         cx.system()
             .spawn(CompareExchange {
+                me: None,
                 order,
                 up,
                 held: None,
@@ -319,6 +359,7 @@ impl Handler<Flow> for CompareExchange {
 /// from input 1, …, cyclically, each as soon as the one it needs next has arrived;
 /// forwards `Exit` once every input has sent one.
 struct Joiner {
+    me: KeepAlive<Self>,
     run: usize,
     buffers: Vec<VecDeque<i64>>,
     current: usize,
@@ -326,7 +367,6 @@ struct Joiner {
     exits: usize,
     next: Recipient<Flow>,
 }
-impl Actor for Joiner {}
 
 impl Joiner {
     fn spawn<A: Actor>(
@@ -337,6 +377,7 @@ impl Joiner {
     ) -> Recipient<Tagged> {
         cx.system()
             .spawn(Joiner {
+                me: None,
                 run,
                 buffers: vec![VecDeque::new(); inputs],
                 current: 0,
@@ -375,10 +416,10 @@ impl Handler<Tagged> for Joiner {
 
 /// Tags values with a partition's order for its step's joiner.
 struct ValueDataAdapter {
+    me: KeepAlive<Self>,
     order: usize,
     next: Recipient<Tagged>,
 }
-impl Actor for ValueDataAdapter {}
 
 impl Handler<Flow> for ValueDataAdapter {
     fn handle(&mut self, msg: Flow, cx: &mut Context<Self>) {
@@ -398,9 +439,9 @@ impl Handler<Flow> for ValueDataAdapter {
 /// Savina's untagging adapter after a step's joiner. Our joiner already emits untagged
 /// values, so it only passes them on; it stays for Savina's topology (one hop per step).
 struct DataValueAdapter {
+    me: KeepAlive<Self>,
     next: Recipient<Flow>,
 }
-impl Actor for DataValueAdapter {}
 
 impl Handler<Flow> for DataValueAdapter {
     fn handle(&mut self, msg: Flow, cx: &mut Context<Self>) {
@@ -474,9 +515,11 @@ pub(crate) fn run(params: &Params) -> Outcome {
         tx,
     });
     let adapter = system.spawn(DataValueAdapter {
+        me: None,
         next: validation.recipient(),
     });
     let kernel = system.spawn(Composite {
+        me: None,
         plan: Plan::Kernel { n },
         next: Output::Flow(adapter.recipient()),
         head: None,
@@ -488,7 +531,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
         next: kernel.recipient(),
     });
     let _ = source.tell(Start);
-    let (elapsed, report) = finish(system, &rx, 1, start);
+    let (elapsed, report) = finish_exited(system, &rx, 1, start);
     drop((validation, adapter, kernel, source));
 
     let check = report.and_then(|mut r| validate(r.remove(0), n, max, seed));

@@ -2,6 +2,7 @@
 
 use savina::{Outcome, Params};
 
+mod exited;
 mod finish;
 
 mod apsp;
@@ -9,6 +10,7 @@ mod astar;
 mod bitonicsort;
 mod filterbank;
 mod nqueenk;
+mod piprecision;
 mod quicksort;
 mod radixsort;
 mod recmatmul;
@@ -30,6 +32,7 @@ pub(crate) fn run(params: &Params) -> Option<Outcome> {
         "sieve" => Some(sieve::run(params)),
         "uct" => Some(uct::run(params)),
         "sor" => Some(sor::run(params)),
+        "piprecision" => Some(piprecision::run(params)),
         _ => None,
     }
 }

@@ -14,7 +14,7 @@ use std::time::Instant;
 use odeon::{Actor, ActorRef, Context, Handler, Message};
 use savina::{Outcome, Params};
 
-use super::finish::finish;
+use super::exited::finish_exited;
 use crate::common;
 
 /// The producer's start message: where to send the candidates.
@@ -59,19 +59,29 @@ struct Report {
 
 /// One link of the chain.
 struct Filter {
+    /// Held until this actor exits: Savina's actors live until they exit, while odeon's
+    /// local GC collects an actor with no references left, and that can race with the
+    /// last message sent through the last reference (its sender's final message just
+    /// before the sender exits and drops it), leaving the message unhandled.
+    me: Option<ActorRef<Self>>,
     id: usize,
     capacity: usize,
     primes: Vec<i64>,
     next: Option<ActorRef<Filter>>,
     report: Sender<Report>,
 }
-impl Actor for Filter {}
+impl Actor for Filter {
+    fn started(&mut self, cx: &mut Context<Self>) {
+        self.me = Some(cx.myself());
+    }
+}
 
 impl Filter {
     fn new(id: usize, prime: i64, capacity: usize, report: Sender<Report>) -> Self {
         let mut primes = Vec::with_capacity(capacity);
         primes.push(prime);
         Self {
+            me: None,
             id,
             capacity,
             primes,
@@ -148,7 +158,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
     let producer = system.spawn(Producer { limit });
     let first = system.spawn(Filter::new(1, 2, capacity, tx));
     let _ = producer.tell(Begin(first.clone()));
-    let (elapsed, report) = finish(system, &rx, 1, start);
+    let (elapsed, report) = finish_exited(system, &rx, 1, start);
     drop((producer, first));
 
     let check = report.and_then(|mut r| {

@@ -16,7 +16,7 @@ use odeon::{Actor, ActorRef, Context, Handler, Message, Recipient};
 use savina::rng::PseudoRandom;
 use savina::{Outcome, Params};
 
-use super::finish::finish;
+use super::exited::finish_exited;
 use crate::common;
 
 /// Savina's `DATA_SIZES`: `-n` indexes it.
@@ -59,6 +59,11 @@ struct Grid {
 }
 
 struct SorCell {
+    /// Held until this actor exits: Savina's actors live until they exit, while odeon's
+    /// local GC collects an actor with no references left, and that can race with the
+    /// last message sent through the last reference (its sender's final message just
+    /// before the sender exits and drops it), leaving the message unhandled.
+    me: Option<ActorRef<Self>>,
     row: usize,
     col: usize,
     s: usize,
@@ -75,11 +80,16 @@ struct SorCell {
     received: usize,
     sent: u64,
 }
-impl Actor for SorCell {}
+impl Actor for SorCell {
+    fn started(&mut self, cx: &mut Context<Self>) {
+        self.me = Some(cx.myself());
+    }
+}
 
 impl SorCell {
     fn new(row: usize, col: usize, s: usize, value: f64, owner: Recipient<SorResult>) -> Self {
         Self {
+            me: None,
             row,
             col,
             s,
@@ -208,6 +218,7 @@ impl Handler<Boot> for Runner {
             .collect();
         let runner = cx.myself();
         let peer = cx.spawn(Peer {
+            me: None,
             grid: self.grid,
             matrix: self.matrix.clone(),
             border,
@@ -257,6 +268,8 @@ impl Handler<SorResult> for Runner {
 
 /// Owns columns part…s−1; reports their sum to the Runner.
 struct Peer {
+    /// Held until the Peer exits, as each cell's (see [`SorCell`]).
+    me: Option<ActorRef<Self>>,
     grid: Grid,
     matrix: Arc<[f64]>,
     /// The Runner's last column.
@@ -266,7 +279,11 @@ struct Peer {
     results: usize,
     messages: u64,
 }
-impl Actor for Peer {}
+impl Actor for Peer {
+    fn started(&mut self, cx: &mut Context<Self>) {
+        self.me = Some(cx.myself());
+    }
+}
 
 impl Handler<Boot> for Peer {
     fn handle(&mut self, _: Boot, cx: &mut Context<Self>) {
@@ -378,7 +395,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
         report: tx,
     });
     let _ = runner.tell(Boot);
-    let (elapsed, report) = finish(system, &rx, 1, start);
+    let (elapsed, report) = finish_exited(system, &rx, 1, start);
     drop(runner);
 
     let check = report.and_then(|r| {

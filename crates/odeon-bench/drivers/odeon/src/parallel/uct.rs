@@ -20,7 +20,7 @@ use odeon::{Actor, ActorRef, Context, Handler, Message, Recipient};
 use savina::rng::JavaRandom;
 use savina::{Outcome, Params};
 
-use super::finish::finish;
+use super::exited::finish_exited;
 use crate::common;
 
 /// The second argument of every `loop` call in Savina's UCT.
@@ -140,6 +140,7 @@ fn spawn_children<A: Actor>(
     (0..config.binomial)
         .map(|i| {
             let child = system.spawn(Node {
+                me: None,
                 config,
                 parent: parent.clone(),
                 root: root.clone(),
@@ -214,6 +215,11 @@ impl Handler<ShouldGenerateChildren> for Root {
 }
 
 struct Node {
+    /// Held until this actor exits: Savina's actors live until they exit, while odeon's
+    /// local GC collects an actor with no references left, and that can race with the
+    /// last message sent through the last reference (its sender's final message just
+    /// before the sender exits and drops it), leaving the message unhandled.
+    me: Option<ActorRef<Self>>,
     config: Config,
     parent: Recipient<UpdateGrant>,
     root: ActorRef<Root>,
@@ -227,7 +233,11 @@ struct Node {
     /// Which children have children of their own (`UpdateGrant`).
     has_grandchildren: Vec<bool>,
 }
-impl Actor for Node {}
+impl Actor for Node {
+    fn started(&mut self, cx: &mut Context<Self>) {
+        self.me = Some(cx.myself());
+    }
+}
 
 impl Handler<TryGenerateChildren> for Node {
     fn handle(&mut self, _: TryGenerateChildren, cx: &mut Context<Self>) {
@@ -327,7 +337,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
         report: tx,
     });
     let _ = root.tell(GenerateTree);
-    let (elapsed, report) = finish(system, &rx, 1, start);
+    let (elapsed, report) = finish_exited(system, &rx, 1, start);
     drop(root);
 
     let check = report.and_then(|mut r| {
