@@ -88,10 +88,14 @@ fn an_actor_whose_last_ref_is_dropped_right_after_a_send_handles_that_message() 
     let answered = Arc::new(AtomicU64::new(0));
     let (tx, rx) = mpsc::channel();
     for _ in 0..TRAVELLERS {
-        // Each traveller has its own host, on whichever worker runs it.
-        let host = system.spawn(Host {
-            answered: answered.clone(),
-        });
+        // Each host has a thread of its own, so that its push-then-drop runs truly in
+        // parallel with the traveller's turn on a pool worker.
+        let host = system.spawn_with(
+            Host {
+                answered: answered.clone(),
+            },
+            SpawnOptions::new().blocking(),
+        );
         let traveller = system.spawn(Traveller {
             host,
             visits_left: VISITS,
