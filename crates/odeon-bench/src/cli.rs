@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: u32,
 
-    /// Where the reports go [default: <cargo target dir>/odeon-bench].
+    /// Where the reports go [default: odeon-bench in the cargo target dir].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 

@@ -42,7 +42,7 @@ impl Colour {
 struct Mall {
     chameneos: usize,
     /// The chameneos it created, kept until it exits. Savina needs no such list; see
-    /// the note on [`Mall::started`] for why odeon's mall keeps one.
+    /// the note on `Mall::started` for why odeon's mall keeps one.
     members: Vec<ActorRef<Chameneo>>,
     meetings_left: u64,
     waiting: Option<ActorRef<Chameneo>>,

@@ -339,8 +339,8 @@ impl Handler<Exit> for Sink {
 /// One row of coefficients per channel.
 type Coefficients = Vec<Arc<[f64]>>;
 
-/// Coefficients for channel j: H[j][i] = i·C + j·CH + 2j + i + 1, F[j][i] = i·j + j² +
-/// j + i.
+/// Coefficients for channel j: `H[j][i] = i·C + j·CH + 2j + i + 1`, `F[j][i] = i·j + j² +
+/// j + i`.
 fn coefficients(columns: usize, channels: usize) -> (Coefficients, Coefficients) {
     let h = (0..channels)
         .map(|j| {

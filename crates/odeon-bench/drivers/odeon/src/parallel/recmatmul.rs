@@ -20,7 +20,7 @@ use savina::{Outcome, Params};
 use super::finish::finish;
 use crate::common;
 
-/// C[sr_c..][sc_c..] += A[sr_a..][sc_a..] · B[sr_b..][sc_b..], `dim`² entries
+/// `C[sr_c..][sc_c..] += A[sr_a..][sc_a..] · B[sr_b..][sc_b..]`, `dim`² entries
 /// (`blocks`).
 #[derive(Clone, Copy)]
 struct Work {
@@ -282,7 +282,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
     Outcome::new(elapsed, check)
 }
 
-/// C[i][j] = n·i·j exactly, for every entry, each covered once.
+/// `C[i][j] = n·i·j` exactly, for every entry, each covered once.
 fn validate(blocks: &[CBlock], n: usize) -> Result<String, String> {
     let mut covered = vec![false; n * n];
     for blk in blocks {

@@ -32,7 +32,7 @@ impl Filter for Delay {
     }
 }
 
-/// FIR(P, coef): silent for P−1 inputs, then Σ buf[i]·coef[P−1−i] over buffer *slots*.
+/// FIR(P, coef): silent for P−1 inputs, then `Σ buf[i]·coef[P−1−i]` over buffer *slots*.
 pub(super) struct Fir {
     coef: Arc<[f64]>,
     buf: Vec<f64>,
