@@ -8,6 +8,7 @@ mod finish;
 mod apsp;
 mod astar;
 mod bitonicsort;
+mod facloc;
 mod filterbank;
 mod nqueenk;
 mod piprecision;
@@ -33,6 +34,7 @@ pub(crate) fn run(params: &Params) -> Option<Outcome> {
         "uct" => Some(uct::run(params)),
         "sor" => Some(sor::run(params)),
         "piprecision" => Some(piprecision::run(params)),
+        "facloc" => Some(facloc::run(params)),
         _ => None,
     }
 }
