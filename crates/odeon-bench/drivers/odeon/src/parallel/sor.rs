@@ -6,7 +6,7 @@
 //!
 //! The matrix comes from Savina's HEAD generator, `PseudoRandom(10101010)`, and is built
 //! outside the timed region (Savina prepares it at parse time and resets it between
-//! iterations). [`reference`] runs the same red-black sweeps sequentially to validate.
+//! iterations). `reference` runs the same red-black sweeps sequentially to validate.
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, Sender};
@@ -326,7 +326,7 @@ impl Handler<SorResult> for Peer {
     }
 }
 
-/// A[i][j] = nextDouble·1e−6, row-major.
+/// `A[i][j] = nextDouble·1e−6`, row-major.
 fn matrix(s: usize, mut next_double: impl FnMut() -> f64) -> Vec<f64> {
     (0..s * s).map(|_| next_double() * 1e-6).collect()
 }

@@ -5,7 +5,7 @@
 //!
 //! The root's decisions depend only on its generator and on how many requests it has
 //! seen, not on their order, so the final size, the number of grants and of denials are
-//! deterministic: [`reference`] replays them sequentially to validate every run.
+//! deterministic: `reference` replays them sequentially to validate every run.
 //!
 //! Savina's busy work, `loop(b, 40000)`, is an empty counting loop (`busy`): the JVM's
 //! JIT deletes it and so does the Rust optimiser, so here as there it costs nothing
