@@ -89,7 +89,8 @@ impl AsyncHandler<Run> for Producer {
                     rejected = Some(item.0);
                     break;
                 }
-                Err(TellError::Stopped(_)) => return Report::stopped(next),
+                // Stopped (or, for a remote consumer, unreachable): nothing more to do.
+                Err(_) => return Report::stopped(next),
             }
         }
         let told = next;

@@ -27,5 +27,10 @@
 //! ```
 
 pub mod defaults;
+pub mod interface;
+mod node;
 pub mod transport;
 pub mod wire;
+
+pub use node::{Node, NodeBuilder, NodeError, RegistryError, SpawnError, Spawnable};
+pub use transport::Secret;

@@ -21,10 +21,12 @@
 //! - `Refused { reason }`: either side, then the connection closes.
 
 pub mod frame;
+pub mod traffic;
 
 use serde::{Deserialize, Serialize};
 
 pub use frame::{FrameReader, FrameWriter};
+pub use traffic::{Outcome, Traffic, WireFailure, WireRef, WireStopReason};
 
 /// The protocol version this build speaks.
 pub const PROTOCOL_VERSION: u16 = 1;

@@ -208,7 +208,7 @@ impl<A: Actor> Context<A> {
         children: impl FnOnce(&mut Children) -> T,
     ) -> (ActorRef<Supervisor>, T) {
         let (sup, out) = crate::supervision::start(self.cell().shared(), spec, children);
-        self.more().children.push(sup.cell_any());
+        self.more().children.push(sup.cell().clone());
         (sup, out)
     }
 
@@ -219,30 +219,60 @@ impl<A: Actor> Context<A> {
     }
 
     /// Delivers a [`Terminated`] to this actor when `other` stops (at once if it already
-    /// has).
+    /// has). For an actor on another node, losing that node counts as its stop
+    /// ([`StopReason::NodeLost`]).
     pub fn watch<B: Actor>(&mut self, other: &ActorRef<B>)
     where
         A: Handler<Terminated>,
     {
         let me = self.cell_arc();
-        other.cell().add_watcher(
-            self.id(),
-            Box::new(move |t| {
-                let _ = me.send::<Terminated, crate::marker::Sync>(t, None);
-            }),
-        );
+        let notify: Box<dyn FnOnce(Terminated) + Send> = Box::new(move |t| {
+            let _ = me.send::<Terminated, crate::marker::Sync>(t, None);
+        });
+        match other.local() {
+            Some(cell) => cell.add_watcher(self.id(), notify),
+            None => {
+                if let Some(ep) = other.endpoint() {
+                    ep.watch(self.id(), notify);
+                }
+            }
+        }
     }
 
     /// Stops watching `other`.
     pub fn unwatch<B: Actor>(&mut self, other: &ActorRef<B>) {
-        other.cell().remove_watcher(self.id());
+        match other.local() {
+            Some(cell) => cell.remove_watcher(self.id()),
+            None => {
+                if let Some(ep) = other.endpoint() {
+                    ep.unwatch(self.id());
+                }
+            }
+        }
     }
 
     /// Links this actor with `other`: when either fails (see
     /// [`StopReason::is_failure`]), the other stops with [`StopReason::LinkFailed`].
+    ///
+    /// With an actor on another node the link is one-way: this actor stops with
+    /// `LinkFailed` when the remote one fails or its node is lost (a remote actor
+    /// cannot be stopped by a failure here without a link back from its own node).
     pub fn link<B: Actor>(&mut self, other: &ActorRef<B>) {
         let me: Arc<dyn AnyCell> = self.cell_arc();
-        let peer = other.cell_any();
+        let Some(peer) = other.cell_any() else {
+            if let Some(ep) = other.endpoint() {
+                let peer_id = ep.id();
+                ep.watch(
+                    self.id(),
+                    Box::new(move |t| {
+                        if t.reason.is_failure() {
+                            me.request_stop(StopReason::LinkFailed(peer_id));
+                        }
+                    }),
+                );
+            }
+            return;
+        };
         match peer.add_link(me.clone()) {
             Ok(()) => {
                 if me.add_link(peer.clone()).is_err() {
@@ -258,7 +288,14 @@ impl<A: Actor> Context<A> {
 
     /// Removes a link made by [`Context::link`].
     pub fn unlink<B: Actor>(&mut self, other: &ActorRef<B>) {
-        other.cell().remove_link(self.id());
+        match other.local() {
+            Some(cell) => cell.remove_link(self.id()),
+            None => {
+                if let Some(ep) = other.endpoint() {
+                    ep.unwatch(self.id());
+                }
+            }
+        }
         self.cell().remove_link(other.id());
     }
 

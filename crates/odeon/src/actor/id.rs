@@ -44,6 +44,12 @@ impl ActorId {
     pub fn as_u64(self) -> u64 {
         self.0
     }
+
+    /// The id another node gave one of its actors, as it reported it (for transports;
+    /// such an id is unique only together with that node).
+    pub fn from_u64(id: u64) -> Self {
+        ActorId(id)
+    }
 }
 
 impl fmt::Display for ActorId {

@@ -26,6 +26,8 @@ pub enum StopReason {
     ParentStopped,
     /// The system shut down.
     Shutdown,
+    /// Its node left the cluster or stopped answering (seen from another node).
+    NodeLost,
 }
 
 impl StopReason {
@@ -33,7 +35,10 @@ impl StopReason {
     pub fn is_failure(&self) -> bool {
         matches!(
             self,
-            StopReason::Panicked(_) | StopReason::LinkFailed(_) | StopReason::RestartLimit
+            StopReason::Panicked(_)
+                | StopReason::LinkFailed(_)
+                | StopReason::RestartLimit
+                | StopReason::NodeLost
         )
     }
 }
@@ -49,6 +54,7 @@ impl fmt::Display for StopReason {
             StopReason::Restarting => f.write_str("restarting"),
             StopReason::ParentStopped => f.write_str("parent stopped"),
             StopReason::Shutdown => f.write_str("system shut down"),
+            StopReason::NodeLost => f.write_str("its node was lost"),
         }
     }
 }

@@ -52,6 +52,15 @@ pub enum AskError {
     /// The actor's bounded mailbox was full.
     #[error("the actor's mailbox is full")]
     Full,
+    /// The actor's node could not be reached, or was lost before it replied.
+    #[error("the actor's node is unreachable")]
+    Unreachable,
+    /// The message type is not in the remote actor's declared interface.
+    #[error("the message type is not part of the actor's remote interface")]
+    NotRemote,
+    /// The remote node refused the message or its reply (unknown type, bad encoding).
+    #[error("rejected by the remote node: {0}")]
+    Rejected(String),
 }
 
 impl<M> From<TellError<M>> for AskError {
@@ -59,6 +68,8 @@ impl<M> From<TellError<M>> for AskError {
         match e {
             TellError::Stopped(_) => AskError::Stopped,
             TellError::Full(_) => AskError::Full,
+            TellError::Unreachable(_) => AskError::Unreachable,
+            TellError::NotRemote(_) => AskError::NotRemote,
         }
     }
 }
@@ -75,6 +86,12 @@ impl<R> ReplyTo<R> {
     pub(crate) fn send(mut self, value: R) {
         if let Some(tx) = self.tx.take() {
             let _ = tx.send(Ok(value));
+        }
+    }
+
+    pub(crate) fn fail(mut self, error: AskError) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Err(error));
         }
     }
 }

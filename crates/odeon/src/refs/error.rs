@@ -37,13 +37,20 @@ pub enum TellError<M> {
     Stopped(M),
     /// The actor's bounded mailbox is full.
     Full(M),
+    /// The actor's node cannot be reached (it left, was lost, or no link is up).
+    Unreachable(M),
+    /// `M` is not in the remote actor's declared interface.
+    NotRemote(M),
 }
 
 impl<M> TellError<M> {
     /// The message that was not sent.
     pub fn into_inner(self) -> M {
         match self {
-            TellError::Stopped(m) | TellError::Full(m) => m,
+            TellError::Stopped(m)
+            | TellError::Full(m)
+            | TellError::Unreachable(m)
+            | TellError::NotRemote(m) => m,
         }
     }
 }
@@ -53,6 +60,8 @@ impl<M> fmt::Debug for TellError<M> {
         match self {
             TellError::Stopped(_) => f.write_str("Stopped(..)"),
             TellError::Full(_) => f.write_str("Full(..)"),
+            TellError::Unreachable(_) => f.write_str("Unreachable(..)"),
+            TellError::NotRemote(_) => f.write_str("NotRemote(..)"),
         }
     }
 }
@@ -62,6 +71,10 @@ impl<M> fmt::Display for TellError<M> {
         match self {
             TellError::Stopped(_) => f.write_str("the actor has stopped"),
             TellError::Full(_) => f.write_str("the actor's mailbox is full"),
+            TellError::Unreachable(_) => f.write_str("the actor's node is unreachable"),
+            TellError::NotRemote(_) => {
+                f.write_str("the message type is not part of the actor's remote interface")
+            }
         }
     }
 }

@@ -11,6 +11,9 @@
 pub(crate) mod ask;
 mod error;
 mod recipient;
+pub mod remote;
+#[cfg(feature = "serde")]
+mod serde;
 
 use std::fmt;
 use std::sync::Arc;
@@ -22,6 +25,7 @@ pub use recipient::Recipient;
 
 use crate::cell::{AnyCell, Cell};
 use crate::{Actor, ActorId, Handles, Message, StopReason};
+use remote::RemoteTarget;
 
 /// A typed reference to an actor. Sending through it never blocks.
 ///
@@ -44,47 +48,94 @@ use crate::{Actor, ActorId, Handles, Message, StopReason};
 /// assert!(matches!(sink.tell(Item), Err(TellError::Stopped(Item))));
 /// ```
 pub struct ActorRef<A: Actor> {
-    cell: Arc<Cell<A>>,
+    target: Target<A>,
+}
+
+/// Where the actor is. The local arm is the direct pointer; the remote arm is only
+/// taken by refs that came from another node (see [`remote`]).
+enum Target<A: Actor> {
+    Local(Arc<Cell<A>>),
+    Remote(RemoteTarget<A>),
 }
 
 impl<A: Actor> ActorRef<A> {
     /// Wraps a cell whose `refs` already counts this reference.
     pub(crate) fn from_cell(cell: Arc<Cell<A>>) -> Self {
-        Self { cell }
+        Self {
+            target: Target::Local(cell),
+        }
     }
 
     /// Takes a new strong reference to `cell`.
     pub(crate) fn new_ref(cell: Arc<Cell<A>>) -> Self {
         cell.refs.fetch_add(1, Ordering::Relaxed);
-        Self { cell }
+        Self::from_cell(cell)
     }
 
+    pub(crate) fn remote(target: RemoteTarget<A>) -> Self {
+        Self {
+            target: Target::Remote(target),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn local(&self) -> Option<&Arc<Cell<A>>> {
+        match &self.target {
+            Target::Local(cell) => Some(cell),
+            Target::Remote(_) => None,
+        }
+    }
+
+    pub(crate) fn remote_target(&self) -> Option<&RemoteTarget<A>> {
+        match &self.target {
+            Target::Local(_) => None,
+            Target::Remote(r) => Some(r),
+        }
+    }
+
+    /// The cell of a ref the runtime made itself (supervisors, `myself`), which is
+    /// always local.
     pub(crate) fn cell(&self) -> &Arc<Cell<A>> {
-        &self.cell
+        match &self.target {
+            Target::Local(cell) => cell,
+            Target::Remote(_) => unreachable!("the runtime's own refs are local"),
+        }
     }
 
-    pub(crate) fn cell_any(&self) -> Arc<dyn AnyCell> {
-        self.cell.clone()
+    pub(crate) fn cell_any(&self) -> Option<Arc<dyn AnyCell>> {
+        self.local().map(|c| c.clone() as Arc<dyn AnyCell>)
     }
 
-    /// The actor's id.
+    /// The actor's id (for a remote actor, its id on its birth node).
     pub fn id(&self) -> ActorId {
-        self.cell.id()
+        match &self.target {
+            Target::Local(cell) => cell.id(),
+            Target::Remote(r) => r.endpoint.id(),
+        }
     }
 
-    /// Whether the actor has not stopped yet.
+    /// Whether the actor has not stopped yet (for a remote actor: is not known to
+    /// have stopped, and its node is not known to be lost).
     pub fn is_alive(&self) -> bool {
-        !self.cell.is_stopped()
+        match &self.target {
+            Target::Local(cell) => !cell.is_stopped(),
+            Target::Remote(r) => r.endpoint.is_alive(),
+        }
     }
 
     /// Sends `msg` without waiting. Fails, giving the message back, if the actor has
-    /// stopped or its bounded mailbox is full.
+    /// stopped or its bounded mailbox is full (or, for a remote actor, if its node
+    /// cannot be reached or `M` is not in its remote interface).
+    #[inline]
     pub fn tell<M, K>(&self, msg: M) -> Result<(), TellError<M>>
     where
         M: Message,
         A: Handles<M, K>,
     {
-        self.cell.send(msg, None)
+        match &self.target {
+            Target::Local(cell) => cell.send(msg, None),
+            Target::Remote(r) => r.tell(msg),
+        }
     }
 
     /// Sends `msg`, waiting for room if the mailbox is bounded and full (backpressure).
@@ -94,13 +145,17 @@ impl<A: Actor> ActorRef<A> {
         M: Message,
         A: Handles<M, K>,
     {
-        let Some(bound) = self.cell.semaphore() else {
-            return self.cell.send(msg, None);
+        let cell = match &self.target {
+            Target::Local(cell) => cell,
+            Target::Remote(r) => return r.tell(msg),
+        };
+        let Some(bound) = cell.semaphore() else {
+            return cell.send(msg, None);
         };
         match bound.acquire().await {
             Ok(permit) => {
                 permit.forget();
-                self.cell.send_with_permit(msg)
+                cell.send_with_permit(msg)
             }
             Err(_) => Err(TellError::Stopped(msg)),
         }
@@ -114,23 +169,34 @@ impl<A: Actor> ActorRef<A> {
         M: Message,
         A: Handles<M, K>,
     {
-        let (reply, ask) = ask::pair(self.cell.shared());
-        match self.cell.send(msg, Some(reply)) {
+        let cell = match &self.target {
+            Target::Local(cell) => cell,
+            Target::Remote(r) => return r.ask(msg),
+        };
+        let (reply, ask) = ask::pair(cell.shared());
+        match cell.send(msg, Some(reply)) {
             Ok(()) => ask,
-            Err(e) => Ask::failed(e.into(), self.cell.shared()),
+            Err(e) => Ask::failed(e.into(), cell.shared()),
         }
     }
 
     /// Asks the actor to stop after the message it is handling; queued messages are
     /// dropped and their pending asks fail.
     pub fn stop(&self) {
-        self.cell.request_stop(StopReason::Normal);
+        match &self.target {
+            Target::Local(cell) => cell.request_stop(StopReason::Normal),
+            Target::Remote(r) => r.endpoint.stop(),
+        }
     }
 
-    /// A reference that does not keep the actor alive.
+    /// A reference that does not keep the actor alive. (Refs to remote actors never
+    /// keep them alive; a weak one behaves like a strong one.)
     pub fn downgrade(&self) -> WeakActorRef<A> {
         WeakActorRef {
-            cell: self.cell.clone(),
+            target: match &self.target {
+                Target::Local(cell) => Target::Local(cell.clone()),
+                Target::Remote(r) => Target::Remote(r.clone()),
+            },
         }
     }
 
@@ -147,16 +213,22 @@ impl<A: Actor> ActorRef<A> {
 
 impl<A: Actor> Clone for ActorRef<A> {
     fn clone(&self) -> Self {
-        Self::new_ref(self.cell.clone())
+        match &self.target {
+            Target::Local(cell) => Self::new_ref(cell.clone()),
+            Target::Remote(r) => Self::remote(r.clone()),
+        }
     }
 }
 
 impl<A: Actor> Drop for ActorRef<A> {
     fn drop(&mut self) {
+        let Target::Local(cell) = &self.target else {
+            return;
+        };
         // Release pairs with the Acquire load in the GC check (`cell/turn.rs`), so the
         // actor sees every send made through this reference before it collects itself.
-        if self.cell.refs.fetch_sub(1, Ordering::Release) == 1 {
-            self.cell.signal(|cell| {
+        if cell.refs.fetch_sub(1, Ordering::Release) == 1 {
+            cell.signal(|cell| {
                 // SAFETY: signals run on the actor's turn.
                 unsafe { cell.life() }.gc_check = true;
             });
@@ -166,7 +238,11 @@ impl<A: Actor> Drop for ActorRef<A> {
 
 impl<A: Actor> PartialEq for ActorRef<A> {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.cell, &other.cell)
+        match (&self.target, &other.target) {
+            (Target::Local(a), Target::Local(b)) => Arc::ptr_eq(a, b),
+            (Target::Remote(a), Target::Remote(b)) => a.endpoint.address() == b.endpoint.address(),
+            _ => false,
+        }
     }
 }
 
@@ -180,7 +256,19 @@ impl<A: Actor> std::hash::Hash for ActorRef<A> {
 
 impl<A: Actor> fmt::Debug for ActorRef<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ActorRef<{}>({})", std::any::type_name::<A>(), self.id())
+        match &self.target {
+            Target::Local(_) => {
+                write!(f, "ActorRef<{}>({})", std::any::type_name::<A>(), self.id())
+            }
+            Target::Remote(r) => {
+                let (node, incarnation, id) = r.endpoint.address();
+                write!(
+                    f,
+                    "ActorRef<{}>(actor#{id}@{node}#{incarnation:x})",
+                    std::any::type_name::<A>()
+                )
+            }
+        }
     }
 }
 
@@ -200,28 +288,36 @@ impl<A: Actor> fmt::Debug for ActorRef<A> {
 /// assert!(weak.upgrade().is_none(), "collected once the last strong ref went");
 /// ```
 pub struct WeakActorRef<A: Actor> {
-    cell: Arc<Cell<A>>,
+    target: Target<A>,
 }
 
 impl<A: Actor> WeakActorRef<A> {
     /// A strong reference, if the actor has not stopped.
     pub fn upgrade(&self) -> Option<ActorRef<A>> {
-        if self.cell.is_stopped() {
-            return None;
+        match &self.target {
+            Target::Local(cell) if cell.is_stopped() => None,
+            Target::Local(cell) => Some(ActorRef::new_ref(cell.clone())),
+            Target::Remote(r) if !r.endpoint.is_alive() => None,
+            Target::Remote(r) => Some(ActorRef::remote(r.clone())),
         }
-        Some(ActorRef::new_ref(self.cell.clone()))
     }
 
     /// The actor's id.
     pub fn id(&self) -> ActorId {
-        self.cell.id()
+        match &self.target {
+            Target::Local(cell) => cell.id(),
+            Target::Remote(r) => r.endpoint.id(),
+        }
     }
 }
 
 impl<A: Actor> Clone for WeakActorRef<A> {
     fn clone(&self) -> Self {
         Self {
-            cell: self.cell.clone(),
+            target: match &self.target {
+                Target::Local(cell) => Target::Local(cell.clone()),
+                Target::Remote(r) => Target::Remote(r.clone()),
+            },
         }
     }
 }

@@ -101,6 +101,12 @@ impl std::fmt::Debug for SystemHandle {
 }
 
 impl SystemHandle {
+    /// The system's tokio runtime (its I/O and timer driver), for transports and for
+    /// I/O done on behalf of actors.
+    pub fn io(&self) -> tokio::runtime::Handle {
+        self.shared.io.clone()
+    }
+
     /// Spawns a top-level actor with default options.
     pub fn spawn<A: Actor>(&self, actor: A) -> ActorRef<A> {
         self.shared.spawn_root(actor, SpawnOptions::default())
@@ -118,7 +124,7 @@ impl SystemHandle {
         children: impl FnOnce(&mut Children) -> T,
     ) -> (ActorRef<Supervisor>, T) {
         let (sup, out) = crate::supervision::start(&self.shared, spec, children);
-        self.shared.register_root(sup.cell_any());
+        self.shared.register_root(sup.cell().clone());
         (sup, out)
     }
 }

@@ -1,0 +1,582 @@
+//! The public face of a node: build it, register and look up actors, spawn remotely,
+//! leave.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use odeon::{ActorRef, RemoteActor, SystemHandle};
+use parking_lot::Mutex;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{NodeInner, Settings, SpawnFn, codec::NodeCodec};
+use crate::defaults;
+use crate::interface::{Interface, decode_with, encode_with};
+use crate::transport::{self, LinkConfig, Listener, Secret};
+use crate::wire::{self, NodeId, Traffic, WireRef};
+
+/// An actor type that other nodes may spawn here with [`Node::spawn_on`].
+///
+/// ```
+/// use odeon::{Actor, Context, Handler, Message};
+/// use odeon_remote::Spawnable;
+/// use serde::{Deserialize, Serialize};
+///
+/// struct Worker { id: u32 }
+/// impl Actor for Worker {}
+/// #[derive(Serialize, Deserialize)]
+/// struct WhoAreYou;
+/// impl Message for WhoAreYou { type Reply = u32; }
+/// impl Handler<WhoAreYou> for Worker {
+///     fn handle(&mut self, _: WhoAreYou, _: &mut Context<Self>) -> u32 { self.id }
+/// }
+/// odeon_remote::remote_actor!(Worker = "doc.Worker" { WhoAreYou = "doc.WhoAreYou" });
+///
+/// impl Spawnable for Worker {
+///     type Args = u32;
+///     fn create(id: u32) -> Result<Self, String> {
+///         if id == 0 { return Err("ids start at 1".into()); }
+///         Ok(Worker { id })
+///     }
+/// }
+/// ```
+pub trait Spawnable: RemoteActor {
+    /// The constructor's arguments, sent over the wire.
+    type Args: Serialize + DeserializeOwned + Send + 'static;
+    /// Builds the actor; an error is returned to the spawning node.
+    fn create(args: Self::Args) -> Result<Self, String>;
+}
+
+/// Why a node could not start or link.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NodeError {
+    /// No cluster secret was given.
+    #[error("a node needs a cluster secret (NodeBuilder::secret)")]
+    NoSecret,
+    /// The name is empty or too long.
+    #[error("invalid node name: {0}")]
+    Name(String),
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Dialing a peer failed.
+    #[error("cannot link to {addr}: {reason}")]
+    Link {
+        /// The address dialed.
+        addr: SocketAddr,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Why a registry operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The name is taken on this node.
+    #[error("the name {0:?} is already registered")]
+    Taken(String),
+    /// Only actors of this node's system can be registered here.
+    #[error("only a local actor can be registered")]
+    NotLocal,
+    /// No live node has an actor under this name.
+    #[error("no actor is registered as {0:?}")]
+    NotFound(String),
+    /// The name belongs to an actor of another type.
+    #[error("{name:?} is a {found}, not a {expected}")]
+    WrongType {
+        /// The name.
+        name: String,
+        /// The type asked for.
+        expected: &'static str,
+        /// The type registered.
+        found: String,
+    },
+    /// A reply could not be decoded or a peer refused the request.
+    #[error("registry request failed: {0}")]
+    Failed(String),
+}
+
+/// Why a remote spawn failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpawnError {
+    /// No live peer has this name.
+    #[error("no live node named {0:?}")]
+    NoSuchNode(String),
+    /// The target node refused (unknown actor type, constructor error, bad arguments).
+    #[error("the node refused the spawn: {0}")]
+    Refused(String),
+    /// The node did not answer (lost, or past the request timeout).
+    #[error("the node did not answer: {0}")]
+    Unreachable(String),
+}
+
+/// Configures and starts a [`Node`].
+#[derive(Debug)]
+pub struct NodeBuilder {
+    name: String,
+    listen: SocketAddr,
+    secret: Option<Secret>,
+    seeds: Vec<SocketAddr>,
+    settings: Settings,
+    max_frame: usize,
+    handshake_timeout: Duration,
+    spawnables: HashMap<&'static str, (SpawnFn, &'static Interface)>,
+}
+
+impl NodeBuilder {
+    /// The address to listen on (default `127.0.0.1:0`, an ephemeral port).
+    pub fn listen(mut self, addr: SocketAddr) -> Self {
+        self.listen = addr;
+        self
+    }
+
+    /// The cluster secret every node must prove it knows (at least 16 bytes).
+    pub fn secret(mut self, secret: Secret) -> Self {
+        self.secret = Some(secret);
+        self
+    }
+
+    /// A node to link to at start.
+    pub fn seed(mut self, addr: SocketAddr) -> Self {
+        self.seeds.push(addr);
+        self
+    }
+
+    /// How long a peer may stay unreachable before it is lost, with its actors
+    /// (default [`defaults::LOST_AFTER`]).
+    pub fn lost_after(mut self, d: Duration) -> Self {
+        self.settings.lost_after = d;
+        self
+    }
+
+    /// The deadline of lookups and remote spawns (default
+    /// [`defaults::REQUEST_TIMEOUT`]).
+    pub fn request_timeout(mut self, d: Duration) -> Self {
+        self.settings.request_timeout = d;
+        self
+    }
+
+    /// The largest frame accepted from a peer. Unit: bytes.
+    pub fn max_frame(mut self, bytes: usize) -> Self {
+        self.max_frame = bytes;
+        self
+    }
+
+    /// Lets other nodes spawn actors of type `A` here.
+    pub fn spawnable<A: Spawnable>(mut self) -> Self {
+        let interface =
+            Interface::of(A::interface()).expect("remote_actor! builds an odeon-remote interface");
+        let spawn: SpawnFn = |system, args, codec| {
+            let args: A::Args = decode_with(args, codec)
+                .map_err(|e| format!("bad arguments for {}: {e}", A::TYPE_NAME))?;
+            let actor = A::create(args)?;
+            Ok(Box::new(system.spawn(actor)))
+        };
+        self.spawnables.insert(A::TYPE_NAME, (spawn, interface));
+        self
+    }
+
+    /// Binds the listener, links to the seeds and starts serving, on `system`'s I/O
+    /// runtime.
+    ///
+    /// # Errors
+    /// [`NodeError`]: no secret, a bad name, an address that cannot be bound, or a
+    /// seed that cannot be linked.
+    pub async fn start(self, system: &SystemHandle) -> Result<Node, NodeError> {
+        let secret = self.secret.ok_or(NodeError::NoSecret)?;
+        let me = NodeId {
+            name: self.name,
+            incarnation: incarnation(),
+        };
+        me.validate().map_err(|e| NodeError::Name(e.to_string()))?;
+        let mut link = LinkConfig::new(secret);
+        link.max_frame = self.max_frame;
+        link.handshake_timeout = self.handshake_timeout;
+        let io = system.io();
+        let (bind_me, bind_link, addr) = (me.clone(), link.clone(), self.listen);
+        let listener = io
+            .spawn(async move { Listener::bind(addr, bind_me, bind_link).await })
+            .await
+            .map_err(|e| NodeError::Bind {
+                addr,
+                source: std::io::Error::other(e),
+            })?
+            .map_err(|source| NodeError::Bind { addr, source })?;
+        let listen = listener.local_addr();
+        let inner = Arc::new_cyclic(|weak| NodeInner {
+            me,
+            listen,
+            link,
+            system: system.clone(),
+            io: io.clone(),
+            settings: self.settings,
+            peers: Mutex::new(HashMap::new()),
+            exports: Mutex::new(HashMap::new()),
+            names: Mutex::new(HashMap::new()),
+            spawnables: self.spawnables,
+            next_request: AtomicU64::new(1),
+            closing: AtomicBool::new(false),
+            codec: Arc::new(NodeCodec(weak.clone())),
+        });
+        let accepting = io.spawn(accept_loop(Arc::downgrade(&inner), listener));
+        let node = Node {
+            inner,
+            accepting: Mutex::new(Some(accepting)),
+            left: AtomicBool::new(false),
+        };
+        for seed in self.seeds {
+            node.connect(seed).await?;
+        }
+        tracing::info!(node = %node.inner.me, %listen, "node started");
+        Ok(node)
+    }
+}
+
+fn incarnation() -> u64 {
+    let mut b = [0u8; 8];
+    // An incarnation only needs to differ between two lives of one name; fall back to
+    // the clock if the OS source is unavailable.
+    if getrandom::fill(&mut b).is_err() {
+        return std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64);
+    }
+    u64::from_le_bytes(b)
+}
+
+async fn accept_loop(node: std::sync::Weak<NodeInner>, mut listener: Listener) {
+    while let Some((link, addr)) = listener.next().await {
+        let Some(n) = node.upgrade() else { return };
+        n.io.spawn(accept_one(n.clone(), link, addr));
+    }
+}
+
+/// Reads the dialer's `Attach` and keeps or refuses the link (see `peer.rs`).
+async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: SocketAddr) {
+    let first = tokio::time::timeout(node.link.handshake_timeout, link.reader.next()).await;
+    let listen = match first {
+        Ok(Ok(Some(frame))) => match wire::decode::<Traffic>(&frame) {
+            Ok(Traffic::Attach { listen }) => listen,
+            Ok(other) => {
+                tracing::warn!(%addr, peer = %link.peer, frame = ?other, "expected attach; closing");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(%addr, peer = %link.peer, error = %e, "malformed attach; closing");
+                return;
+            }
+        },
+        // A probe (see `Node::connect`) or a peer that gave up: nothing to keep.
+        Ok(Ok(None)) => return,
+        Ok(Err(e)) => {
+            tracing::warn!(%addr, peer = %link.peer, error = %e, "link failed before attach");
+            return;
+        }
+        Err(_) => {
+            tracing::warn!(%addr, peer = %link.peer, "no attach in time; closing");
+            return;
+        }
+    };
+    let peer = node.peer(&link.peer.clone(), Some(listen));
+    let answer = if peer.claim(&node.me, listen) {
+        Traffic::Attached {
+            listen: node.listen,
+        }
+    } else {
+        Traffic::Duplicate
+    };
+    let keep = matches!(answer, Traffic::Attached { .. });
+    let sent = match wire::encode(&answer) {
+        Ok(bytes) => link.writer.send(&bytes).await.is_ok(),
+        Err(_) => false,
+    };
+    if keep {
+        if sent {
+            peer.hand_over(link);
+        } else {
+            peer.hand_over_failed();
+        }
+    }
+}
+
+/// A node: one member of a cluster of odeon systems (see the crate docs for an
+/// example). Dropping it without [`Node::leave`] cuts every link at once, which peers
+/// see as a crash.
+#[derive(Debug)]
+pub struct Node {
+    inner: Arc<NodeInner>,
+    accepting: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    left: AtomicBool,
+}
+
+impl std::fmt::Debug for NodeInner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}@{}", self.me, self.listen)
+    }
+}
+
+impl Node {
+    /// A builder for a node called `name`.
+    pub fn builder(name: impl Into<String>) -> NodeBuilder {
+        NodeBuilder {
+            name: name.into(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            secret: None,
+            seeds: Vec::new(),
+            settings: Settings {
+                min_backoff: defaults::MIN_BACKOFF,
+                max_backoff: defaults::MAX_BACKOFF,
+                lost_after: defaults::LOST_AFTER,
+                request_timeout: defaults::REQUEST_TIMEOUT,
+            },
+            max_frame: defaults::MAX_FRAME,
+            handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
+            spawnables: HashMap::new(),
+        }
+    }
+
+    /// This node's identity.
+    pub fn id(&self) -> &NodeId {
+        &self.inner.me
+    }
+
+    /// The address this node listens on.
+    pub fn listen_addr(&self) -> SocketAddr {
+        self.inner.listen
+    }
+
+    /// The peers this node has links to or is linking to, not lost.
+    pub fn peers(&self) -> Vec<NodeId> {
+        let mut v: Vec<_> = self
+            .inner
+            .live_peers()
+            .iter()
+            .map(|p| p.id.clone())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Links to the node listening on `addr` and returns its identity.
+    ///
+    /// # Errors
+    /// [`NodeError::Link`] if it cannot be reached or refuses this node.
+    pub async fn connect(&self, addr: SocketAddr) -> Result<NodeId, NodeError> {
+        let link_err = |reason: String| NodeError::Link { addr, reason };
+        let (me, config) = (self.inner.me.clone(), self.inner.link.clone());
+        // A probe learns who listens there; the peer's driver then opens the link.
+        let probe = self
+            .inner
+            .io
+            .spawn(async move { transport::connect(addr, &me, &config).await })
+            .await
+            .map_err(|e| link_err(e.to_string()))?
+            .map_err(|e| link_err(e.to_string()))?;
+        let id = probe.peer.clone();
+        drop(probe);
+        if id == self.inner.me {
+            return Err(link_err("that is this node".into()));
+        }
+        self.inner.peer(&id, Some(addr));
+        Ok(id)
+    }
+
+    /// Makes `actor` findable across the cluster as `name`. The registration keeps the
+    /// actor alive until [`Node::unregister`] or until it stops.
+    ///
+    /// # Errors
+    /// [`RegistryError::Taken`] if the name is registered on this node;
+    /// [`RegistryError::NotLocal`] for a ref to another node's actor.
+    pub fn register<A: RemoteActor>(
+        &self,
+        name: &str,
+        actor: &ActorRef<A>,
+    ) -> Result<(), RegistryError> {
+        if !actor.is_local() {
+            return Err(RegistryError::NotLocal);
+        }
+        let interface = Interface::of(A::interface()).ok_or(RegistryError::NotLocal)?;
+        let wire = self
+            .inner
+            .export_local(interface, Box::new(actor.clone()))
+            .map_err(RegistryError::Failed)?;
+        let mut names = self.inner.names.lock();
+        if names.contains_key(name) {
+            return Err(RegistryError::Taken(name.to_string()));
+        }
+        names.insert(name.to_string(), wire.id);
+        Ok(())
+    }
+
+    /// Removes a registration made on this node. Returns whether there was one.
+    pub fn unregister(&self, name: &str) -> bool {
+        self.inner.names.lock().remove(name).is_some()
+    }
+
+    /// Finds the actor registered as `name` on this node or on any linked node.
+    ///
+    /// # Errors
+    /// [`RegistryError::NotFound`], or [`RegistryError::WrongType`] if the name
+    /// belongs to an actor of another type.
+    pub async fn lookup<A: RemoteActor>(&self, name: &str) -> Result<ActorRef<A>, RegistryError> {
+        let interface = Interface::of(A::interface())
+            .ok_or_else(|| RegistryError::Failed(format!("{} has no interface", A::TYPE_NAME)))?;
+        let mut candidates = Vec::new();
+        if let crate::wire::Outcome::Ok(bytes) = self.inner.lookup_here(name) {
+            candidates.push(bytes);
+        } else {
+            let asks: Vec<_> = self
+                .inner
+                .live_peers()
+                .into_iter()
+                .map(|p| {
+                    self.inner.request(p, |request| Traffic::Lookup {
+                        request,
+                        name: name.to_string(),
+                    })
+                })
+                .collect();
+            for ask in asks {
+                if let Ok(bytes) = ask.await {
+                    candidates.push(bytes);
+                }
+            }
+        }
+        let mut wrong = None;
+        for bytes in candidates {
+            let wire: WireRef =
+                wire::decode(&bytes).map_err(|e| RegistryError::Failed(e.to_string()))?;
+            if wire.actor_type != A::TYPE_NAME {
+                wrong = Some(wire.actor_type);
+                continue;
+            }
+            let any = self.inner.resolve(interface, &wire);
+            return any
+                .downcast::<ActorRef<A>>()
+                .map(|r| *r)
+                .map_err(|_| RegistryError::Failed("interface mismatch".into()));
+        }
+        Err(match wrong {
+            Some(found) => RegistryError::WrongType {
+                name: name.to_string(),
+                expected: A::TYPE_NAME,
+                found,
+            },
+            None => RegistryError::NotFound(name.to_string()),
+        })
+    }
+
+    /// Spawns an actor of type `A` on the linked node named `node`, which must have
+    /// declared `A` spawnable ([`NodeBuilder::spawnable`]).
+    ///
+    /// # Errors
+    /// [`SpawnError`]: no such node, the node refused, or it did not answer.
+    pub async fn spawn_on<A: Spawnable>(
+        &self,
+        node: &str,
+        args: A::Args,
+    ) -> Result<ActorRef<A>, SpawnError> {
+        let interface = Interface::of(A::interface())
+            .ok_or_else(|| SpawnError::Refused(format!("{} has no interface", A::TYPE_NAME)))?;
+        let peer = self
+            .inner
+            .live_peers()
+            .into_iter()
+            .find(|p| p.id.name == node)
+            .ok_or_else(|| SpawnError::NoSuchNode(node.to_string()))?;
+        let args = encode_with(&args, &*self.inner.codec()).map_err(SpawnError::Refused)?;
+        let bytes = self
+            .inner
+            .request(peer, |request| Traffic::Spawn {
+                request,
+                actor_type: A::TYPE_NAME.to_string(),
+                args,
+            })
+            .await
+            .map_err(|e| match e {
+                odeon::AskError::Rejected(why) => SpawnError::Refused(why),
+                other => SpawnError::Unreachable(other.to_string()),
+            })?;
+        let wire: WireRef = wire::decode(&bytes).map_err(|e| SpawnError::Refused(e.to_string()))?;
+        self.inner
+            .resolve(interface, &wire)
+            .downcast::<ActorRef<A>>()
+            .map(|r| *r)
+            .map_err(|_| SpawnError::Refused("interface mismatch".into()))
+    }
+
+    /// Leaves the cluster: peers are told (their watchers of this node's actors see
+    /// them stop), queued frames are written, then every link closes.
+    pub async fn leave(self) {
+        self.left.store(true, Ordering::Release);
+        self.inner.closing.store(true, Ordering::Release);
+        if let Some(a) = self.accepting.lock().take() {
+            a.abort();
+        }
+        let drivers: Vec<_> = self
+            .inner
+            .live_peers()
+            .iter()
+            .filter_map(|p| p.close_after_leaving())
+            .collect();
+        for d in drivers {
+            let _ = tokio::time::timeout(Duration::from_secs(2), d).await;
+        }
+        tracing::info!(node = %self.inner.me, "node left");
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        if self.left.load(Ordering::Acquire) {
+            return;
+        }
+        self.inner.closing.store(true, Ordering::Release);
+        if let Some(a) = self.accepting.lock().take() {
+            a.abort();
+        }
+        for p in self.inner.live_peers() {
+            p.abort();
+        }
+    }
+}
+
+impl NodeInner {
+    /// Sends a node request and waits for its reply, up to the request timeout.
+    pub(crate) fn request<F: FnOnce(u64) -> Traffic>(
+        self: &Arc<Self>,
+        peer: Arc<super::peer::Peer>,
+        make: F,
+    ) -> impl std::future::Future<Output = Result<Vec<u8>, odeon::AskError>> + use<F> {
+        let request = self.next_request();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        peer.state
+            .lock()
+            .pending
+            .insert(request, super::peer::Pending::Raw(tx));
+        let sent = peer.send(&make(request));
+        let timeout = self.settings.request_timeout;
+        async move {
+            sent?;
+            match tokio::time::timeout(timeout, rx).await {
+                Ok(Ok(res)) => res,
+                Ok(Err(_)) => Err(odeon::AskError::Unreachable),
+                Err(_) => {
+                    peer.state.lock().pending.remove(&request);
+                    Err(odeon::AskError::Timeout(timeout))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! How this node writes and reads actor refs inside messages.
+//!
+//! A local actor's ref is written as this node's address and the actor's id, and the
+//! actor is *exported*: entered in the node's table so that frames can reach it. A
+//! ref read back on the actor's own node resolves to the direct local pointer; on any
+//! other node it becomes a remote ref through the link to the actor's node.
+
+use std::any::{Any, TypeId};
+use std::sync::{Arc, Weak};
+
+use odeon::remote::{Endpoint, RefCodec};
+
+use super::NodeInner;
+use super::endpoint::RemoteEndpoint;
+use crate::interface::Interface;
+use crate::wire::{self, WireRef};
+
+pub(crate) struct NodeCodec(pub(crate) Weak<NodeInner>);
+
+impl RefCodec for NodeCodec {
+    fn export(
+        &self,
+        type_name: &'static str,
+        interface: &'static (dyn Any + Send + Sync),
+        local: Option<Box<dyn Any + Send>>,
+        remote: Option<&Arc<dyn Endpoint>>,
+    ) -> Result<Vec<u8>, String> {
+        let node = self.0.upgrade().ok_or("the node has stopped")?;
+        let wire_ref = match (local, remote) {
+            (Some(local), _) => {
+                let interface = Interface::of(interface)
+                    .ok_or_else(|| format!("{type_name} has no odeon-remote interface"))?;
+                node.export_local(interface, local)?
+            }
+            (None, Some(ep)) => ep
+                .as_any()
+                .downcast_ref::<RemoteEndpoint>()
+                .and_then(RemoteEndpoint::wire_ref)
+                .ok_or("a ref from another transport cannot be forwarded")?,
+            (None, None) => return Err("nothing to export".into()),
+        };
+        wire::encode(&wire_ref).map_err(|e| e.to_string())
+    }
+
+    fn import(
+        &self,
+        bytes: &[u8],
+        type_id: TypeId,
+        type_name: &'static str,
+        interface: &'static (dyn Any + Send + Sync),
+    ) -> Result<Box<dyn Any + Send>, String> {
+        let node = self.0.upgrade().ok_or("the node has stopped")?;
+        let wire_ref: WireRef = wire::decode(bytes).map_err(|e| e.to_string())?;
+        wire_ref.node.validate().map_err(|e| e.to_string())?;
+        if wire_ref.actor_type != type_name {
+            return Err(format!(
+                "a ref to a {} where a {type_name} was expected",
+                wire_ref.actor_type
+            ));
+        }
+        let interface = Interface::of(interface)
+            .filter(|i| i.type_id == type_id)
+            .ok_or_else(|| format!("{type_name} has no odeon-remote interface"))?;
+        Ok(node.resolve(interface, &wire_ref))
+    }
+}

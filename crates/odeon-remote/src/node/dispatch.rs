@@ -1,0 +1,174 @@
+//! Frames that arrive from a peer, handled in arrival order on the link's reader task
+//! (so messages from one node to one actor keep their order).
+
+use std::sync::Arc;
+
+use odeon::{ActorId, StopReason, Terminated};
+
+use super::NodeInner;
+use super::peer::{Peer, Pending, Served};
+use crate::interface::{ReplyRoute, ask_error};
+use crate::wire::{Outcome, Traffic, WireFailure, WireStopReason};
+
+impl NodeInner {
+    pub(crate) fn dispatch(self: &Arc<Self>, peer: &Arc<Peer>, traffic: Traffic) {
+        match traffic {
+            Traffic::Tell {
+                to,
+                message,
+                payload,
+            } => {
+                if let Err(f) = self.deliver(to, &message, &payload, None) {
+                    tracing::warn!(peer = %peer.id, to, %message, failure = ?f, "remote tell not delivered");
+                }
+            }
+            Traffic::Ask {
+                to,
+                request,
+                message,
+                payload,
+            } => {
+                let route = self.route(peer, request);
+                let reply_on_error = self.route(peer, request);
+                if let Err(f) = self.deliver(to, &message, &payload, Some(route)) {
+                    tracing::warn!(peer = %peer.id, to, %message, failure = ?f, "remote ask refused");
+                    reply_on_error(Outcome::Failed(f));
+                }
+            }
+            Traffic::Reply { request, outcome } => self.complete(peer, request, outcome),
+            Traffic::Stop { to } => {
+                if let Some(e) = self.export(to) {
+                    (e.interface.ops.stop)(&*e.target);
+                }
+            }
+            Traffic::Watch { to, key } => self.serve_watch(peer, to, key),
+            Traffic::Unwatch { to, key } => {
+                if let Some(s) = peer.state.lock().served.remove(&(to, key)) {
+                    (s.interface.ops.unwatch)(&*s.target, s.key);
+                }
+            }
+            Traffic::Terminated { id, key, reason } => {
+                let notify = peer.state.lock().watches.remove(&(id, key));
+                if let Some(notify) = notify {
+                    notify(Terminated {
+                        id: ActorId::from_u64(id),
+                        reason: match reason {
+                            WireStopReason::Normal => StopReason::Normal,
+                            WireStopReason::Shutdown => StopReason::Shutdown,
+                            WireStopReason::Failed(m) => StopReason::Panicked(m),
+                        },
+                    });
+                }
+            }
+            Traffic::Spawn {
+                request,
+                actor_type,
+                args,
+            } => {
+                let outcome = self.spawn_here(&actor_type, &args);
+                (self.route(peer, request))(outcome);
+            }
+            Traffic::Lookup { request, name } => {
+                let outcome = self.lookup_here(&name);
+                (self.route(peer, request))(outcome);
+            }
+            Traffic::Leaving => self.forget_peer(peer, "it left the cluster"),
+            other @ (Traffic::Attach { .. } | Traffic::Attached { .. } | Traffic::Duplicate) => {
+                tracing::warn!(peer = %peer.id, frame = ?other, "attach frame on an open link; ignored");
+            }
+        }
+    }
+
+    fn deliver(
+        self: &Arc<Self>,
+        to: u64,
+        message: &str,
+        payload: &[u8],
+        reply: Option<ReplyRoute>,
+    ) -> Result<(), WireFailure> {
+        let Some(export) = self.export(to) else {
+            return Err(WireFailure::Stopped);
+        };
+        let Some(entry) = export.interface.by_name(message) else {
+            return Err(WireFailure::Rejected(format!(
+                "{} has no remote message named {message:?}",
+                export.interface.actor_type
+            )));
+        };
+        (entry.deliver)(&*export.target, payload, reply, &self.codec())
+    }
+
+    /// Where the reply to `request` goes: back to `peer`.
+    fn route(&self, peer: &Arc<Peer>, request: u64) -> ReplyRoute {
+        let peer = peer.clone();
+        Box::new(move |outcome| {
+            if let Err(e) = peer.send(&Traffic::Reply { request, outcome }) {
+                tracing::debug!(peer = %peer.id, request, error = %e, "reply not sent");
+            }
+        })
+    }
+
+    fn complete(&self, peer: &Arc<Peer>, request: u64, outcome: Outcome) {
+        let Some(pending) = peer.state.lock().pending.remove(&request) else {
+            tracing::debug!(peer = %peer.id, request, "reply to no pending request");
+            return;
+        };
+        match pending {
+            Pending::Raw(tx) => {
+                let _ = tx.send(match outcome {
+                    Outcome::Ok(bytes) => Ok(bytes),
+                    Outcome::Failed(f) => Err(ask_error(f)),
+                });
+            }
+            Pending::Ask { slot, decode } => match outcome {
+                Outcome::Ok(bytes) => match decode(&bytes, &*self.codec()) {
+                    Ok(value) => slot.reply(value),
+                    Err(e) => {
+                        tracing::warn!(peer = %peer.id, request, error = %e, "malformed reply");
+                        slot.fail(odeon::AskError::Rejected(format!("malformed reply: {e}")));
+                    }
+                },
+                Outcome::Failed(f) => slot.fail(ask_error(f)),
+            },
+        }
+    }
+
+    fn serve_watch(self: &Arc<Self>, peer: &Arc<Peer>, to: u64, key: u64) {
+        let reply_terminated = {
+            let peer = peer.clone();
+            move |t: Terminated| {
+                peer.state.lock().served.remove(&(to, key));
+                let reason = match t.reason {
+                    StopReason::Shutdown => WireStopReason::Shutdown,
+                    r if r.is_failure() => WireStopReason::Failed(r.to_string()),
+                    _ => WireStopReason::Normal,
+                };
+                let _ = peer.send(&Traffic::Terminated {
+                    id: to,
+                    key,
+                    reason,
+                });
+            }
+        };
+        let Some(export) = self.export(to) else {
+            reply_terminated(Terminated {
+                id: ActorId::from_u64(to),
+                reason: StopReason::Normal,
+            });
+            return;
+        };
+        let Some(local_key) =
+            (export.interface.ops.watch)(&*export.target, Box::new(reply_terminated))
+        else {
+            return;
+        };
+        peer.state.lock().served.insert(
+            (to, key),
+            Served {
+                key: local_key,
+                target: export.target.clone(),
+                interface: export.interface,
+            },
+        );
+    }
+}

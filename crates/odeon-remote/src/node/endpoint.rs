@@ -1,0 +1,154 @@
+//! A ref's view of an actor on another node: the core's `Endpoint`, implemented over
+//! the peer's link.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
+use odeon::remote::{Endpoint, Outgoing, Refusal};
+use odeon::{ActorId, StopReason, SystemHandle, Terminated};
+
+use super::NodeInner;
+use super::peer::{Peer, Pending};
+use crate::interface::Interface;
+use crate::wire::{Traffic, WireRef};
+
+pub(crate) struct RemoteEndpoint {
+    pub(crate) node: Arc<NodeInner>,
+    pub(crate) peer: Arc<Peer>,
+    pub(crate) id: u64,
+    pub(crate) interface: &'static Interface,
+}
+
+impl RemoteEndpoint {
+    pub(crate) fn wire_ref(&self) -> Option<WireRef> {
+        Some(WireRef {
+            node: self.peer.id.clone(),
+            listen: self.peer.listen()?,
+            id: self.id,
+            actor_type: self.interface.actor_type.to_string(),
+        })
+    }
+}
+
+impl fmt::Debug for RemoteEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.id, self.peer.id)
+    }
+}
+
+impl Endpoint for RemoteEndpoint {
+    fn id(&self) -> ActorId {
+        ActorId::from_u64(self.id)
+    }
+
+    fn address(&self) -> (&str, u64, u64) {
+        (&self.peer.id.name, self.peer.id.incarnation, self.id)
+    }
+
+    fn is_alive(&self) -> bool {
+        !self.peer.is_lost()
+    }
+
+    fn send(&self, mut out: Outgoing) -> Result<(), (Refusal, Outgoing)> {
+        let Some(entry) = self.interface.by_type(out.type_id) else {
+            return Err((Refusal::NotRemote, out));
+        };
+        if self.peer.is_lost() {
+            return Err((Refusal::Unreachable, out));
+        }
+        let payload = match (entry.encode)(&*out.message, &*self.node.codec()) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::error!(message = entry.wire_name, error = %e, "message did not encode");
+                return Err((Refusal::NotRemote, out));
+            }
+        };
+        let message = entry.wire_name.to_string();
+        let traffic = match out.reply.take() {
+            None => Traffic::Tell {
+                to: self.id,
+                message,
+                payload,
+            },
+            Some(slot) => {
+                let request = self.node.next_request();
+                self.peer.state.lock().pending.insert(
+                    request,
+                    Pending::Ask {
+                        slot,
+                        decode: entry.decode_reply,
+                    },
+                );
+                Traffic::Ask {
+                    to: self.id,
+                    request,
+                    message,
+                    payload,
+                }
+            }
+        };
+        match self.peer.send(&traffic) {
+            Ok(()) => Ok(()),
+            Err(_) => {
+                if let Traffic::Ask { request, .. } = traffic
+                    && let Some(Pending::Ask { slot, .. }) =
+                        self.peer.state.lock().pending.remove(&request)
+                {
+                    out.reply = Some(slot);
+                }
+                Err((Refusal::Unreachable, out))
+            }
+        }
+    }
+
+    fn stop(&self) {
+        let _ = self.peer.send(&Traffic::Stop { to: self.id });
+    }
+
+    fn watch(&self, key: ActorId, notify: Box<dyn FnOnce(Terminated) + Send>) {
+        let k = (self.id, key.as_u64());
+        if self.peer.is_lost() {
+            notify(Terminated {
+                id: self.id(),
+                reason: StopReason::NodeLost,
+            });
+            return;
+        }
+        self.peer.state.lock().watches.insert(k, notify);
+        if self
+            .peer
+            .send(&Traffic::Watch {
+                to: self.id,
+                key: key.as_u64(),
+            })
+            .is_err()
+            && let Some(notify) = self.peer.state.lock().watches.remove(&k)
+        {
+            notify(Terminated {
+                id: self.id(),
+                reason: StopReason::NodeLost,
+            });
+        }
+    }
+
+    fn unwatch(&self, key: ActorId) {
+        self.peer
+            .state
+            .lock()
+            .watches
+            .remove(&(self.id, key.as_u64()));
+        let _ = self.peer.send(&Traffic::Unwatch {
+            to: self.id,
+            key: key.as_u64(),
+        });
+    }
+
+    fn system(&self) -> &SystemHandle {
+        &self.node.system
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

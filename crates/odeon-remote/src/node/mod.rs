@@ -1,0 +1,243 @@
+//! Nodes (SALSA's theaters): an identity, a listener, one link per peer node, the
+//! table of actors reachable from other nodes, and a name registry.
+//!
+//! # How a remote tell flows
+//! `actor_ref.tell(msg)` on a ref to a remote actor → the core boxes `msg` and calls
+//! this crate's endpoint → the message is encoded (postcard; refs inside it become
+//! [`WireRef`]s) on the caller's thread and queued on the peer's outbox → the peer's
+//! driver batches queued frames into one write on the pair's link → the other node's
+//! reader task decodes each frame in order and enqueues it on the actor's mailbox.
+//!
+//! Per sender–receiver FIFO holds because one link carries everything between two
+//! nodes, a sender's frames enter the outbox in the order it sends them, and the
+//! reader delivers them in arrival order.
+//!
+//! # Delivery when links fail
+//! Frames written to a link that then fails may be lost; frames still queued go out on
+//! the next link. Delivered messages keep their order. If the peer cannot be reached
+//! again within `lost_after`, it is lost (see `peer.rs`).
+
+mod api;
+mod codec;
+mod dispatch;
+mod endpoint;
+mod peer;
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use odeon::SystemHandle;
+use parking_lot::Mutex;
+
+pub use api::{Node, NodeBuilder, NodeError, RegistryError, SpawnError, Spawnable};
+
+use crate::interface::{Interface, SharedCodec};
+use crate::transport::LinkConfig;
+use crate::wire::{NodeId, Outcome, WireFailure, WireRef};
+use endpoint::RemoteEndpoint;
+use peer::Peer;
+
+/// Timing of link recovery.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    pub(crate) min_backoff: Duration,
+    pub(crate) max_backoff: Duration,
+    pub(crate) lost_after: Duration,
+    pub(crate) request_timeout: Duration,
+}
+
+/// A local actor reachable from other nodes.
+#[derive(Clone)]
+pub(crate) struct Export {
+    pub(crate) interface: &'static Interface,
+    pub(crate) target: Arc<dyn Any + Send + Sync>,
+}
+
+type SpawnFn = fn(
+    &SystemHandle,
+    &[u8],
+    &(dyn odeon::remote::RefCodec + 'static),
+) -> Result<Box<dyn Any + Send>, String>;
+
+pub(crate) struct NodeInner {
+    pub(crate) me: NodeId,
+    pub(crate) listen: SocketAddr,
+    pub(crate) link: LinkConfig,
+    pub(crate) system: SystemHandle,
+    pub(crate) io: tokio::runtime::Handle,
+    pub(crate) settings: Settings,
+    peers: Mutex<HashMap<NodeId, Arc<Peer>>>,
+    exports: Mutex<HashMap<u64, Export>>,
+    names: Mutex<HashMap<String, u64>>,
+    spawnables: HashMap<&'static str, (SpawnFn, &'static Interface)>,
+    next_request: AtomicU64,
+    closing: AtomicBool,
+    codec: SharedCodec,
+}
+
+impl NodeInner {
+    pub(crate) fn codec(&self) -> SharedCodec {
+        self.codec.clone()
+    }
+
+    pub(crate) fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn next_request(&self) -> u64 {
+        self.next_request.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The peer `id`, started (and dialing `listen`) if it is new or was lost.
+    pub(crate) fn peer(self: &Arc<Self>, id: &NodeId, listen: Option<SocketAddr>) -> Arc<Peer> {
+        let mut peers = self.peers.lock();
+        if let Some(p) = peers.get(id)
+            && !p.is_lost()
+        {
+            return p.clone();
+        }
+        let p = Peer::start(self, id.clone(), listen);
+        peers.insert(id.clone(), p.clone());
+        p
+    }
+
+    pub(crate) fn live_peers(&self) -> Vec<Arc<Peer>> {
+        self.peers
+            .lock()
+            .values()
+            .filter(|p| !p.is_lost())
+            .cloned()
+            .collect()
+    }
+
+    /// Loses `peer` (see `peer.rs`) and drops it from the table.
+    pub(crate) fn forget_peer(&self, peer: &Arc<Peer>, why: &str) {
+        peer.lose(why);
+        let mut peers = self.peers.lock();
+        if peers.get(&peer.id).is_some_and(|p| Arc::ptr_eq(p, peer)) {
+            peers.remove(&peer.id);
+        }
+    }
+
+    pub(crate) fn export(&self, id: u64) -> Option<Export> {
+        self.exports.lock().get(&id).cloned()
+    }
+
+    /// Makes a local actor reachable by id, until it stops.
+    pub(crate) fn export_local(
+        self: &Arc<Self>,
+        interface: &'static Interface,
+        local: Box<dyn Any + Send>,
+    ) -> Result<WireRef, String> {
+        let target: Arc<dyn Any + Send + Sync> = (interface.ops.into_shared)(local)
+            .ok_or("the ref does not match its interface")?
+            .into();
+        let id = (interface.ops.id)(&*target).ok_or("the ref does not match its interface")?;
+        let fresh = {
+            let mut exports = self.exports.lock();
+            match exports.entry(id) {
+                std::collections::hash_map::Entry::Occupied(_) => false,
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(Export {
+                        interface,
+                        target: target.clone(),
+                    });
+                    true
+                }
+            }
+        };
+        if fresh {
+            // Outside the lock: the watch fires at once if the actor already stopped.
+            let node = Arc::downgrade(self);
+            (interface.ops.watch)(
+                &*target,
+                Box::new(move |_| {
+                    if let Some(node) = node.upgrade() {
+                        node.exports.lock().remove(&id);
+                        node.names.lock().retain(|_, v| *v != id);
+                    }
+                }),
+            );
+        }
+        Ok(WireRef {
+            node: self.me.clone(),
+            listen: self.listen,
+            id,
+            actor_type: interface.actor_type.to_string(),
+        })
+    }
+
+    /// A boxed `ActorRef<A>` for `wire` (`interface` is `A`'s).
+    pub(crate) fn resolve(
+        self: &Arc<Self>,
+        interface: &'static Interface,
+        wire: &WireRef,
+    ) -> Box<dyn Any + Send> {
+        if wire.node == self.me {
+            if let Some(e) = self.export(wire.id)
+                && e.interface.type_id == interface.type_id
+            {
+                return (interface.ops.clone_ref)(&*e.target);
+            }
+            // Our own actor, no longer exported: it stopped. A ref that refuses sends.
+            let dead = Peer::detached(wire.node.clone());
+            return (interface.ops.from_endpoint)(Arc::new(RemoteEndpoint {
+                node: self.clone(),
+                peer: dead,
+                id: wire.id,
+                interface,
+            }));
+        }
+        let peer = self.peer(&wire.node, Some(wire.listen));
+        (interface.ops.from_endpoint)(Arc::new(RemoteEndpoint {
+            node: self.clone(),
+            peer,
+            id: wire.id,
+            interface,
+        }))
+    }
+
+    fn lookup_here(&self, name: &str) -> Outcome {
+        let Some(id) = self.names.lock().get(name).copied() else {
+            return Outcome::Failed(WireFailure::Rejected(format!("no actor named {name:?}")));
+        };
+        let Some(e) = self.export(id) else {
+            return Outcome::Failed(WireFailure::Stopped);
+        };
+        let wire = WireRef {
+            node: self.me.clone(),
+            listen: self.listen,
+            id,
+            actor_type: e.interface.actor_type.to_string(),
+        };
+        match crate::wire::encode(&wire) {
+            Ok(b) => Outcome::Ok(b),
+            Err(e) => Outcome::Failed(WireFailure::Rejected(e.to_string())),
+        }
+    }
+
+    fn spawn_here(self: &Arc<Self>, actor_type: &str, args: &[u8]) -> Outcome {
+        let Some((spawn, interface)) = self.spawnables.get(actor_type).copied() else {
+            tracing::warn!(actor_type, "remote spawn of an unregistered actor type");
+            return Outcome::Failed(WireFailure::Rejected(format!(
+                "{actor_type:?} is not spawnable on {}",
+                self.me
+            )));
+        };
+        let local = match spawn(&self.system, args, &*self.codec) {
+            Ok(r) => r,
+            Err(e) => return Outcome::Failed(WireFailure::Rejected(e)),
+        };
+        match self
+            .export_local(interface, local)
+            .and_then(|w| crate::wire::encode(&w).map_err(|e| e.to_string()))
+        {
+            Ok(b) => Outcome::Ok(b),
+            Err(e) => Outcome::Failed(WireFailure::Rejected(e)),
+        }
+    }
+}

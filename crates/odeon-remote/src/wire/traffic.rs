@@ -1,0 +1,150 @@
+//! What crosses an open link: the node-to-node protocol after the handshake.
+//!
+//! Every frame is one [`Traffic`] value. Actors are named by their id on the node that
+//! hosts them; message and actor types by their stable wire names (see
+//! [`remote_actor!`](crate::remote_actor)), never by Rust type names, so two builds
+//! agree as long as the names do.
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+
+use super::NodeId;
+
+/// One frame of node-to-node traffic.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Traffic {
+    /// First frame from the dialer of a new link: where it listens.
+    Attach {
+        /// The dialer's listen address (for links back and for refs it hands out).
+        listen: SocketAddr,
+    },
+    /// The listener keeps this link as the one link of the pair.
+    Attached {
+        /// The listener's listen address.
+        listen: SocketAddr,
+    },
+    /// The listener already has the pair's link (or its own dial wins the race):
+    /// the dialer closes this one and uses the other.
+    Duplicate,
+    /// A one-way message.
+    Tell {
+        /// The target's id on this node.
+        to: u64,
+        /// The message's wire name.
+        message: String,
+        /// The message, postcard-encoded.
+        payload: Vec<u8>,
+    },
+    /// A request; answered by exactly one [`Traffic::Reply`] with the same `request`.
+    Ask {
+        /// The target's id on this node.
+        to: u64,
+        /// Chosen by the asking node, unique among its pending requests to this node.
+        request: u64,
+        /// The message's wire name.
+        message: String,
+        /// The message, postcard-encoded.
+        payload: Vec<u8>,
+    },
+    /// The answer to an [`Traffic::Ask`], [`Traffic::Spawn`] or [`Traffic::Lookup`].
+    Reply {
+        /// The request answered.
+        request: u64,
+        /// The encoded reply, or why there is none.
+        outcome: Outcome,
+    },
+    /// Stop the actor.
+    Stop {
+        /// The target's id on this node.
+        to: u64,
+    },
+    /// Tell the sender when the actor stops (a [`Traffic::Terminated`] with `key`).
+    Watch {
+        /// The watched actor's id on this node.
+        to: u64,
+        /// The watcher's key, echoed back.
+        key: u64,
+    },
+    /// Cancel a [`Traffic::Watch`].
+    Unwatch {
+        /// The watched actor's id on this node.
+        to: u64,
+        /// The key given to `Watch`.
+        key: u64,
+    },
+    /// A watched actor stopped.
+    Terminated {
+        /// The actor's id on the sender.
+        id: u64,
+        /// The watch's key.
+        key: u64,
+        /// Why it stopped.
+        reason: WireStopReason,
+    },
+    /// Spawn an actor of a type registered as spawnable on this node; the reply is a
+    /// [`WireRef`] to it.
+    Spawn {
+        /// The request id (see `Ask`).
+        request: u64,
+        /// The actor type's wire name.
+        actor_type: String,
+        /// The constructor's arguments, postcard-encoded.
+        args: Vec<u8>,
+    },
+    /// Find an actor registered under `name` on this node; the reply is a [`WireRef`].
+    Lookup {
+        /// The request id (see `Ask`).
+        request: u64,
+        /// The registered name.
+        name: String,
+    },
+    /// The sender is leaving the cluster on purpose.
+    Leaving,
+}
+
+/// The result carried by a [`Traffic::Reply`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Outcome {
+    /// The postcard-encoded reply.
+    Ok(Vec<u8>),
+    /// Why there is no reply.
+    Failed(WireFailure),
+}
+
+/// Why a remote request failed, as the serving node saw it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WireFailure {
+    /// The actor stopped (or was never there).
+    Stopped,
+    /// Its handler panicked.
+    Panicked,
+    /// Its bounded mailbox was full.
+    Full,
+    /// The serving node refused the request (unknown type or name, bad payload).
+    Rejected(String),
+}
+
+/// Why a watched actor stopped, as far as a remote watcher needs to know.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WireStopReason {
+    /// Asked to stop, or collected.
+    Normal,
+    /// A failure (panic, failed link, restart limit).
+    Failed(String),
+    /// The system shut down.
+    Shutdown,
+}
+
+/// An actor ref on the wire: enough to reach the actor from any node.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct WireRef {
+    /// The node hosting the actor.
+    pub node: NodeId,
+    /// That node's listen address.
+    pub listen: SocketAddr,
+    /// The actor's id on that node.
+    pub id: u64,
+    /// The actor type's wire name.
+    pub actor_type: String,
+}

@@ -1,0 +1,338 @@
+//! The seam between the core and a transport (`odeon-remote`): what an [`ActorRef`] to
+//! an actor on another node calls.
+//!
+//! # Why a seam and not a dependency
+//! The core knows nothing of sockets or serde. A ref to a remote actor holds an
+//! [`Endpoint`], a trait object the transport implements. A local send never looks at
+//! it: `ActorRef` is an enum, and the local arm is the same direct enqueue as before
+//! (the `core` bench `refs/local_tell` measures it). Only the remote arm boxes the
+//! message as `dyn Any`; the transport downcasts it with the actor's remote interface
+//! (which message types it accepts, and how each is encoded), declared once per actor
+//! type with [`RemoteActor`].
+//!
+//! # Refs inside messages
+//! With the `serde` feature, `ActorRef<A>` is `Serialize + Deserialize` when
+//! `A: RemoteActor`, so a ref to an actor that is not remote-capable in a remote message
+//! is a compile error. Encoding and decoding go through the [`RefCodec`] of the node
+//! doing the I/O, installed for the duration of one frame with [`with_codec`]. A ref
+//! decoded on the node where its actor lives resolves to the direct local pointer.
+
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use super::ask::{self, ReplyTo};
+use super::{ActorRef, Ask, AskError, TellError};
+use crate::cell::AnyCell;
+use crate::{Actor, ActorId, Handles, Message, SystemHandle, Terminated};
+
+/// A message on its way to a remote actor: erased, with what the transport needs to
+/// find its encoder.
+pub struct Outgoing {
+    /// The message itself (`M`).
+    pub message: Box<dyn Any + Send>,
+    /// `TypeId::of::<M>()`.
+    pub type_id: TypeId,
+    /// `std::any::type_name::<M>()`, for errors and logs.
+    pub type_name: &'static str,
+    /// Where the reply goes, for an ask.
+    pub reply: Option<ReplySlot>,
+}
+
+impl fmt::Debug for Outgoing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Outgoing")
+            .field("type_name", &self.type_name)
+            .field("ask", &self.reply.is_some())
+            .finish()
+    }
+}
+
+/// Why a transport did not take a message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// The actor is known to have stopped.
+    Stopped,
+    /// No link to its node (the node left, was lost, or cannot be reached).
+    Unreachable,
+    /// The actor's remote interface does not include this message type.
+    NotRemote,
+}
+
+/// The reply half of a remote ask, erased. The transport completes it exactly once
+/// (dropping it fails the ask with [`AskError::Stopped`]).
+pub struct ReplySlot {
+    complete: Box<dyn FnOnce(ReplyResult) + Send>,
+}
+
+/// A remote reply, boxed, or why there is none.
+pub type ReplyResult = Result<Box<dyn Any + Send>, AskError>;
+
+impl ReplySlot {
+    fn new<R: Send + 'static>(to: ReplyTo<R>) -> Self {
+        Self {
+            complete: Box::new(move |res| match res {
+                Ok(value) => match value.downcast::<R>() {
+                    Ok(v) => to.send(*v),
+                    Err(_) => to.fail(AskError::Rejected(format!(
+                        "the reply is not a {}",
+                        std::any::type_name::<R>()
+                    ))),
+                },
+                Err(e) => to.fail(e),
+            }),
+        }
+    }
+
+    /// Delivers the reply (`M::Reply`, boxed). A value of another type fails the ask
+    /// with [`AskError::Rejected`].
+    pub fn reply(self, value: Box<dyn Any + Send>) {
+        (self.complete)(Ok(value));
+    }
+
+    /// Fails the ask.
+    pub fn fail(self, error: AskError) {
+        (self.complete)(Err(error));
+    }
+}
+
+impl fmt::Debug for ReplySlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ReplySlot")
+    }
+}
+
+/// An actor on another node, as the transport sees it. Implemented by `odeon-remote`.
+pub trait Endpoint: Send + Sync + fmt::Debug + 'static {
+    /// The actor's id on its birth node.
+    fn id(&self) -> ActorId;
+    /// The node-independent identity: equal for two endpoints of the same actor.
+    fn address(&self) -> (&str, u64, u64);
+    /// Whether the actor is not known to have stopped.
+    fn is_alive(&self) -> bool;
+    /// Sends. On refusal the message comes back unchanged.
+    fn send(&self, msg: Outgoing) -> Result<(), (Refusal, Outgoing)>;
+    /// Asks the actor to stop.
+    fn stop(&self);
+    /// Calls `notify` once when the actor stops or its node is lost; `key` identifies
+    /// the watch for [`Endpoint::unwatch`].
+    fn watch(&self, key: ActorId, notify: Box<dyn FnOnce(Terminated) + Send>);
+    /// Cancels a watch.
+    fn unwatch(&self, key: ActorId);
+    /// The local system the ref belongs to (ask deadlines run on its timer).
+    fn system(&self) -> &SystemHandle;
+    /// For the transport to recover its own type.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Declares an actor type reachable from other nodes. Implemented by `odeon-remote`'s
+/// `remote_actor!` macro, which also checks that every message in the interface is
+/// serializable; not meant to be implemented by hand.
+pub trait RemoteActor: Actor {
+    /// The stable, cluster-wide name of the actor type.
+    const TYPE_NAME: &'static str;
+    /// The transport's description of the interface (its own type, erased).
+    fn interface() -> &'static (dyn Any + Send + Sync);
+}
+
+/// Encodes and decodes refs for the node doing the I/O.
+pub trait RefCodec {
+    /// The wire form of a ref to an actor of type `type_name`: for a local actor, the
+    /// transport makes it reachable (`local` is a boxed `ActorRef<A>`).
+    fn export(
+        &self,
+        type_name: &'static str,
+        interface: &'static (dyn Any + Send + Sync),
+        local: Option<Box<dyn Any + Send>>,
+        remote: Option<&Arc<dyn Endpoint>>,
+    ) -> Result<Vec<u8>, String>;
+    /// Resolves a wire ref to an `ActorRef<A>` (boxed): the local pointer when the actor
+    /// lives here, else a remote ref built with [`ActorRef::from_endpoint`].
+    fn import(
+        &self,
+        wire: &[u8],
+        type_id: TypeId,
+        type_name: &'static str,
+        interface: &'static (dyn Any + Send + Sync),
+    ) -> Result<Box<dyn Any + Send>, String>;
+}
+
+thread_local! {
+    static CODEC: std::cell::Cell<Option<*const (dyn RefCodec + 'static)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with `codec` as the thread's ref codec (refs serialized or deserialized
+/// inside `f` use it). Nested calls restore the outer codec.
+///
+/// ```
+/// use std::any::{Any, TypeId};
+/// use std::sync::Arc;
+/// use odeon::remote::{Endpoint, RefCodec, with_codec};
+///
+/// struct Refuse;
+/// impl RefCodec for Refuse {
+///     fn export(&self, _: &'static str, _: &'static (dyn Any + Send + Sync),
+///               _: Option<Box<dyn Any + Send>>,
+///               _: Option<&Arc<dyn Endpoint>>) -> Result<Vec<u8>, String> {
+///         Err("no".into())
+///     }
+///     fn import(&self, _: &[u8], _: TypeId, _: &'static str,
+///               _: &'static (dyn Any + Send + Sync)) -> Result<Box<dyn Any + Send>, String> {
+///         Err("no".into())
+///     }
+/// }
+/// assert_eq!(with_codec(&Refuse, || 7), 7);
+/// ```
+pub fn with_codec<R>(codec: &(dyn RefCodec + 'static), f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<*const (dyn RefCodec + 'static)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CODEC.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CODEC.with(|c| c.replace(Some(codec as *const _))));
+    f()
+}
+
+/// Calls `f` with the thread's codec, if one is installed.
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
+pub(crate) fn current_codec<R>(f: impl FnOnce(Option<&dyn RefCodec>) -> R) -> R {
+    match CODEC.with(|c| c.get()) {
+        // SAFETY: the pointer was installed by `with_codec` from a reference that lives
+        // for the whole call to its `f`, and it is removed (restored) when that call
+        // returns or unwinds; this function only runs inside such a call on the same
+        // thread, and the reference does not escape `f` here.
+        Some(p) => f(Some(unsafe { &*p })),
+        None => f(None),
+    }
+}
+
+/// A ref to a remote actor: the endpoint, typed by the actor.
+pub(crate) struct RemoteTarget<A> {
+    pub(crate) endpoint: Arc<dyn Endpoint>,
+    _actor: PhantomData<fn() -> A>,
+}
+
+impl<A> Clone for RemoteTarget<A> {
+    fn clone(&self) -> Self {
+        Self {
+            endpoint: self.endpoint.clone(),
+            _actor: PhantomData,
+        }
+    }
+}
+
+impl<A: Actor> RemoteTarget<A> {
+    pub(crate) fn new(endpoint: Arc<dyn Endpoint>) -> Self {
+        Self {
+            endpoint,
+            _actor: PhantomData,
+        }
+    }
+
+    #[cold]
+    pub(crate) fn tell<M, K>(&self, msg: M) -> Result<(), TellError<M>>
+    where
+        M: Message,
+        A: Handles<M, K>,
+    {
+        let out = Outgoing {
+            message: Box::new(msg),
+            type_id: TypeId::of::<M>(),
+            type_name: std::any::type_name::<M>(),
+            reply: None,
+        };
+        self.endpoint
+            .send(out)
+            .map_err(|(why, out)| refused(why, out))
+    }
+
+    #[cold]
+    pub(crate) fn ask<M, K>(&self, msg: M) -> Ask<M::Reply>
+    where
+        M: Message,
+        A: Handles<M, K>,
+    {
+        let shared = &self.endpoint.system().shared;
+        let (reply, ask) = ask::pair::<M::Reply>(shared);
+        let out = Outgoing {
+            message: Box::new(msg),
+            type_id: TypeId::of::<M>(),
+            type_name: std::any::type_name::<M>(),
+            reply: Some(ReplySlot::new(reply)),
+        };
+        match self.endpoint.send(out) {
+            Ok(()) => ask,
+            Err((why, out)) => {
+                // The slot inside `out` fails the ask's channel when dropped; report
+                // the precise reason instead.
+                if let Some(slot) = out.reply {
+                    slot.fail(ask_error(&why));
+                }
+                ask
+            }
+        }
+    }
+}
+
+fn refused<M: 'static>(why: Refusal, out: Outgoing) -> TellError<M> {
+    let msg = match out.message.downcast::<M>() {
+        Ok(m) => *m,
+        // The transport hands back what it was given; anything else is a bug in it.
+        Err(_) => unreachable!("a transport returned another message than it was given"),
+    };
+    match why {
+        Refusal::Stopped => TellError::Stopped(msg),
+        Refusal::Unreachable => TellError::Unreachable(msg),
+        Refusal::NotRemote => TellError::NotRemote(msg),
+    }
+}
+
+fn ask_error(why: &Refusal) -> AskError {
+    match why {
+        Refusal::Stopped => AskError::Stopped,
+        Refusal::Unreachable => AskError::Unreachable,
+        Refusal::NotRemote => AskError::NotRemote,
+    }
+}
+
+impl<A: Actor> ActorRef<A> {
+    /// A ref to an actor on another node. For transports: the endpoint must belong to
+    /// an actor of type `A` (the transport checks the type's wire name).
+    pub fn from_endpoint(endpoint: Arc<dyn Endpoint>) -> Self {
+        Self::remote(RemoteTarget::new(endpoint))
+    }
+
+    /// Whether the actor lives in this process (then every send is a direct enqueue).
+    pub fn is_local(&self) -> bool {
+        self.local().is_some()
+    }
+
+    /// The endpoint of a remote ref, for transports.
+    pub fn endpoint(&self) -> Option<&Arc<dyn Endpoint>> {
+        self.remote_target().map(|r| &r.endpoint)
+    }
+}
+
+/// Watches a local actor on behalf of something outside this process: `notify` runs
+/// once when it stops. Returns the key to cancel with [`unwatch_local`], or `None` if
+/// `target` is remote.
+pub fn watch_local<A: Actor>(
+    target: &ActorRef<A>,
+    notify: Box<dyn FnOnce(Terminated) + Send>,
+) -> Option<ActorId> {
+    let cell = target.local()?;
+    let key = ActorId::next();
+    cell.add_watcher(key, notify);
+    Some(key)
+}
+
+/// Cancels a watch made with [`watch_local`].
+pub fn unwatch_local<A: Actor>(target: &ActorRef<A>, key: ActorId) {
+    if let Some(cell) = target.local() {
+        cell.remove_watcher(key);
+    }
+}
