@@ -10,6 +10,19 @@
 //!   listener that refuses bad input (wrong secret, garbage, oversized or truncated
 //!   frames, silence) with a logged error while it keeps serving everyone else.
 //!
+//! ## Mutual TLS (optional)
+//!
+//! [`LinkConfig::with_tls`](transport::LinkConfig::with_tls) puts mutual TLS 1.3
+//! (rustls) between TCP and the HMAC handshake, which then runs inside the TLS stream.
+//! The two do different jobs: TLS gives the link's traffic confidentiality and
+//! integrity (the HMAC handshake alone authenticates the opening but leaves every later
+//! frame readable and alterable on the wire), and it ties both ends to certificates from
+//! the cluster's CA; the HMAC handshake still proves membership of the cluster, so a
+//! node needs both a certificate and the secret. A peer that fails TLS (no certificate,
+//! one from another CA, plaintext, garbage) is refused, logged and counted like any
+//! other. Certificate requirements: [`transport::tls`]. Without TLS, links are plain
+//! TCP exactly as before.
+//!
 //! ```
 //! use odeon_remote::transport::{self, LinkConfig, Listener, Secret};
 //! use odeon_remote::wire::NodeId;

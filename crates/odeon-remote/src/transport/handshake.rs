@@ -21,7 +21,8 @@
 //! - Every step has a deadline, and handshake frames are small ([`HANDSHAKE_MAX_FRAME`]),
 //!   so an unauthenticated peer can hold neither time nor memory.
 //!
-//! Confidentiality of the traffic that follows is TLS's job, not this handshake's.
+//! Confidentiality of the traffic that follows is TLS's job, not this handshake's
+//! (see [`tls`](super::tls)); with TLS on, this handshake runs inside the TLS stream.
 
 use std::time::Duration;
 
@@ -118,6 +119,11 @@ pub enum HandshakeError {
     /// Framing, decoding or the socket failed.
     #[error(transparent)]
     Wire(#[from] WireError),
+    /// The TLS handshake failed: no certificate, one from another CA or for another
+    /// name, a plaintext peer, or garbage. The source is rustls' error, wrapped in
+    /// `std::io::Error` by `tokio-rustls`.
+    #[error("TLS handshake failed: {0}")]
+    Tls(#[source] std::io::Error),
 }
 
 /// An authenticated link's two halves and who is at the other end.

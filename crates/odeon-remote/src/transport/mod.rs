@@ -1,23 +1,27 @@
 //! Links between nodes over TCP: listening, dialing, and the authentication that
-//! guards both (see [`handshake`]).
+//! guards both (see [`handshake`], and [`tls`] when mutual TLS is on).
 //!
 //! # Layers (each only talks to the one below)
 //! 1. `wire::frame`: length-prefixed, bounded frames.
-//! 2. [`handshake`]: a connection becomes a [`Link`] only after both sides proved they
-//!    know the cluster secret.
-//! 3. [`Listener`]: accepts connections forever. Each handshake runs on its own task
-//!    under a deadline, so a peer that sends garbage, the wrong secret, or nothing at
-//!    all is refused, logged and counted ([`ListenerStats`]) while every other
-//!    connection goes on being served.
+//! 2. [`tls`] (optional, [`LinkConfig::with_tls`]): mutual TLS over the TCP connection;
+//!    both sides present a certificate from the cluster's CA and both verify.
+//! 3. [`handshake`]: a connection becomes a [`Link`] only after both sides proved they
+//!    know the cluster secret (inside the TLS stream when TLS is on).
+//! 4. [`Listener`]: accepts connections forever. Each connection's TLS step and
+//!    handshake run on its own task under a deadline, so a peer that sends garbage, no
+//!    or the wrong certificate, the wrong secret, or nothing at all is refused, logged
+//!    and counted ([`ListenerStats`]) while every other connection goes on being
+//!    served.
 
 pub mod handshake;
+mod stream;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -25,6 +29,8 @@ use tokio::task::JoinHandle;
 use crate::defaults;
 use crate::wire::NodeId;
 pub use handshake::{HandshakeError, Secret};
+pub use stream::{LinkReader, LinkWriter};
+pub use tls::{TlsConfig, TlsConfigError};
 
 /// How links are opened and bounded.
 #[derive(Clone, Debug)]
@@ -35,6 +41,9 @@ pub struct LinkConfig {
     pub handshake_timeout: Duration,
     /// The largest frame accepted from an authenticated peer. Unit: bytes.
     pub max_frame: usize,
+    /// Mutual TLS under the handshake; `None` (the default) for plain TCP. Both ends of
+    /// a link must agree: a TLS node refuses a plaintext peer and vice versa.
+    pub tls: Option<TlsConfig>,
 }
 
 impl LinkConfig {
@@ -44,12 +53,27 @@ impl LinkConfig {
             secret,
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
             max_frame: defaults::MAX_FRAME,
+            tls: None,
         }
+    }
+
+    /// The same configuration with mutual TLS on (see [`tls`] for the certificates).
+    pub fn with_tls(mut self, tls: TlsConfig) -> Self {
+        self.tls = Some(tls);
+        self
     }
 }
 
-/// An authenticated TCP connection to a peer node.
-pub type Link = handshake::Opened<OwnedReadHalf, OwnedWriteHalf>;
+/// An authenticated connection to a peer node, over TCP or TLS: one type either way.
+pub type Link = handshake::Opened<LinkReader, LinkWriter>;
+
+impl Link {
+    /// Whether the link runs over TLS.
+    pub fn is_tls(&self) -> bool {
+        // Both halves come from one connection, so asking one is enough.
+        self.writer.get_ref().is_tls()
+    }
+}
 
 /// Counts of what a listener did, for logs and tests.
 #[derive(Debug, Default)]
@@ -140,17 +164,7 @@ async fn accept_loop(
         let _ = stream.set_nodelay(true);
         let (me, config, tx, stats) = (me.clone(), config.clone(), tx.clone(), stats.clone());
         tokio::spawn(async move {
-            let (read, write) = stream.into_split();
-            match handshake::accept(
-                read,
-                write,
-                &me,
-                &config.secret,
-                config.handshake_timeout,
-                config.max_frame,
-            )
-            .await
-            {
+            match open_accepted(stream, &me, &config).await {
                 Ok(link) => {
                     stats.accepted.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(peer = %link.peer, %addr, "link accepted");
@@ -165,10 +179,32 @@ async fn accept_loop(
     }
 }
 
-/// Dials `addr` and opens an authenticated link.
+/// TLS (when configured), then the handshake as the listening side.
+async fn open_accepted(
+    stream: TcpStream,
+    me: &NodeId,
+    config: &LinkConfig,
+) -> Result<Link, HandshakeError> {
+    let (read, write) = match &config.tls {
+        None => stream::tcp(stream),
+        Some(tls) => stream::tls(tls.accept(stream, config.handshake_timeout).await?),
+    };
+    handshake::accept(
+        read,
+        write,
+        me,
+        &config.secret,
+        config.handshake_timeout,
+        config.max_frame,
+    )
+    .await
+}
+
+/// Dials `addr` and opens an authenticated link (over TLS when `config.tls` is set).
 ///
 /// # Errors
-/// The connect error, or why the handshake failed.
+/// The connect error, [`HandshakeError::Tls`] when the TLS handshake failed, or why
+/// the HMAC handshake failed.
 pub async fn connect(
     addr: SocketAddr,
     me: &NodeId,
@@ -179,7 +215,10 @@ pub async fn connect(
         .map_err(|_| HandshakeError::Timeout(config.handshake_timeout))?
         .map_err(crate::wire::WireError::Io)?;
     let _ = stream.set_nodelay(true);
-    let (read, write) = stream.into_split();
+    let (read, write) = match &config.tls {
+        None => stream::tcp(stream),
+        Some(tls) => stream::tls(tls.connect(stream, config.handshake_timeout).await?),
+    };
     handshake::dial(
         read,
         write,

@@ -37,6 +37,11 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         self
     }
 
+    /// The stream it reads from.
+    pub fn get_ref(&self) -> &R {
+        &self.io
+    }
+
     /// The next frame's payload; `Ok(None)` on a clean end of stream (between frames).
     ///
     /// # Errors
@@ -139,6 +144,11 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
     pub async fn send(&mut self, payload: &[u8]) -> Result<(), WireError> {
         self.push(payload)?;
         self.flush().await
+    }
+
+    /// The stream it writes to.
+    pub fn get_ref(&self) -> &W {
+        &self.io
     }
 
     /// The stream, for shutting it down.

@@ -1,0 +1,121 @@
+//! The byte streams under a [`Link`](super::Link): plain TCP or TLS over TCP, as one
+//! type each way.
+//!
+//! An enum rather than a boxed trait object: a plaintext link then costs exactly what it
+//! did before TLS existed (owned TCP halves, static dispatch, no allocation), and the
+//! variants stay private so the choice can change without touching the API.
+
+use std::io::IoSlice;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf, ReadHalf, WriteHalf};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio_rustls::TlsStream;
+
+/// The reading half of a link's connection (TCP, or TLS over TCP).
+#[derive(Debug)]
+pub struct LinkReader(Reader);
+
+/// The writing half of a link's connection (TCP, or TLS over TCP).
+#[derive(Debug)]
+pub struct LinkWriter(Writer);
+
+#[derive(Debug)]
+enum Reader {
+    Tcp(OwnedReadHalf),
+    // TLS has one state for both directions, so its halves share it behind tokio's
+    // split lock; TCP halves need none.
+    Tls(ReadHalf<TlsStream<TcpStream>>),
+}
+
+#[derive(Debug)]
+enum Writer {
+    Tcp(OwnedWriteHalf),
+    Tls(WriteHalf<TlsStream<TcpStream>>),
+}
+
+/// Splits a plain TCP connection.
+pub(crate) fn tcp(stream: TcpStream) -> (LinkReader, LinkWriter) {
+    let (r, w) = stream.into_split();
+    (LinkReader(Reader::Tcp(r)), LinkWriter(Writer::Tcp(w)))
+}
+
+/// Splits an established TLS connection.
+pub(crate) fn tls(stream: TlsStream<TcpStream>) -> (LinkReader, LinkWriter) {
+    let (r, w) = tokio::io::split(stream);
+    (LinkReader(Reader::Tls(r)), LinkWriter(Writer::Tls(w)))
+}
+
+impl LinkReader {
+    /// Whether the connection is encrypted with TLS.
+    pub fn is_tls(&self) -> bool {
+        matches!(self.0, Reader::Tls(_))
+    }
+}
+
+impl LinkWriter {
+    /// Whether the connection is encrypted with TLS.
+    pub fn is_tls(&self) -> bool {
+        matches!(self.0, Writer::Tls(_))
+    }
+}
+
+impl AsyncRead for LinkReader {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match &mut self.get_mut().0 {
+            Reader::Tcp(r) => Pin::new(r).poll_read(cx, buf),
+            Reader::Tls(r) => Pin::new(r).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for LinkWriter {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match &mut self.get_mut().0 {
+            Writer::Tcp(w) => Pin::new(w).poll_write(cx, buf),
+            Writer::Tls(w) => Pin::new(w).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match &mut self.get_mut().0 {
+            Writer::Tcp(w) => Pin::new(w).poll_write_vectored(cx, bufs),
+            Writer::Tls(w) => Pin::new(w).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match &self.0 {
+            Writer::Tcp(w) => w.is_write_vectored(),
+            Writer::Tls(w) => w.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match &mut self.get_mut().0 {
+            Writer::Tcp(w) => Pin::new(w).poll_flush(cx),
+            Writer::Tls(w) => Pin::new(w).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match &mut self.get_mut().0 {
+            Writer::Tcp(w) => Pin::new(w).poll_shutdown(cx),
+            Writer::Tls(w) => Pin::new(w).poll_shutdown(cx),
+        }
+    }
+}
