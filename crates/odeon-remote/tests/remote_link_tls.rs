@@ -3,6 +3,10 @@
 //! plaintext, the wrong secret, silence) is refused, logged and counted while the
 //! listener keeps serving. Certificates are made at test time with rcgen.
 
+mod common;
+
+use common::certs::Ca;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,10 +14,6 @@ use odeon_remote::transport::{
     self, HandshakeError, LinkConfig, Listener, Secret, TlsConfig, TlsConfigError, handshake,
 };
 use odeon_remote::wire::NodeId;
-use rcgen::{
-    BasicConstraints, Certificate, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa,
-    Issuer, KeyPair, KeyUsagePurpose,
-};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::rustls::{self, RootCertStore, crypto::ring};
@@ -29,53 +29,6 @@ fn id(name: &str) -> NodeId {
 }
 
 /// A certificate authority that can sign node certificates.
-struct Ca {
-    cert: Certificate,
-    issuer: Issuer<'static, KeyPair>,
-}
-
-impl Ca {
-    fn new(name: &str) -> Self {
-        let key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, name);
-        params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let cert = params.self_signed(&key).unwrap();
-        Self {
-            cert,
-            issuer: Issuer::new(params, key),
-        }
-    }
-
-    fn pem(&self) -> Vec<u8> {
-        self.cert.pem().into_bytes()
-    }
-
-    /// A node's certificate and key (PEM) for `san`, usable as server and as client.
-    fn node(&self, node: &str, san: &str) -> (Vec<u8>, Vec<u8>) {
-        let key = KeyPair::generate().unwrap();
-        let mut params = CertificateParams::new(vec![san.to_owned()]).unwrap();
-        params.distinguished_name.push(DnType::CommonName, node);
-        params.extended_key_usages = vec![
-            ExtendedKeyUsagePurpose::ServerAuth,
-            ExtendedKeyUsagePurpose::ClientAuth,
-        ];
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        (cert.pem().into_bytes(), key.serialize_pem().into_bytes())
-    }
-
-    /// TLS for a node whose certificate this CA signed and which trusts `trusted`.
-    fn tls(&self, node: &str, trusted: &Ca) -> TlsConfig {
-        let (cert, key) = self.node(node, TlsConfig::DEFAULT_SERVER_NAME);
-        TlsConfig::from_pem(&cert, &key, &trusted.pem()).unwrap()
-    }
-}
-
 fn plain(secret: &str) -> LinkConfig {
     let mut c = LinkConfig::new(Secret::new(secret).unwrap());
     c.handshake_timeout = DEADLINE;

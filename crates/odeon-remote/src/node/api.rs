@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use super::{NodeInner, Settings, SpawnFn, codec::NodeCodec};
 use crate::defaults;
 use crate::interface::{Interface, decode_with, encode_with};
-use crate::transport::{self, LinkConfig, Listener, Secret};
+use crate::transport::{self, LinkConfig, Listener, Secret, TlsConfig};
 use crate::wire::{self, NodeId, Traffic, WireRef};
 
 /// An actor type that other nodes may spawn here with [`Node::spawn_on`].
@@ -128,6 +128,7 @@ pub struct NodeBuilder {
     listen: SocketAddr,
     secret: Option<Secret>,
     seeds: Vec<SocketAddr>,
+    tls: Option<TlsConfig>,
     settings: Settings,
     max_frame: usize,
     handshake_timeout: Duration,
@@ -144,6 +145,13 @@ impl NodeBuilder {
     /// The cluster secret every node must prove it knows (at least 16 bytes).
     pub fn secret(mut self, secret: Secret) -> Self {
         self.secret = Some(secret);
+        self
+    }
+
+    /// Mutual TLS on every link (see [`TlsConfig`] for the certificates it needs). The
+    /// secret's challenge–response still runs inside TLS.
+    pub fn tls(mut self, tls: TlsConfig) -> Self {
+        self.tls = Some(tls);
         self
     }
 
@@ -203,6 +211,7 @@ impl NodeBuilder {
         let mut link = LinkConfig::new(secret);
         link.max_frame = self.max_frame;
         link.handshake_timeout = self.handshake_timeout;
+        link.tls = self.tls;
         let io = system.io();
         let (bind_me, bind_link, addr) = (me.clone(), link.clone(), self.listen);
         let listener = io
@@ -334,6 +343,7 @@ impl Node {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             secret: None,
             seeds: Vec::new(),
+            tls: None,
             settings: Settings {
                 min_backoff: defaults::MIN_BACKOFF,
                 max_backoff: defaults::MAX_BACKOFF,

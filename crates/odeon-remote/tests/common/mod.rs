@@ -7,6 +7,8 @@
     missing_debug_implementations
 )]
 
+pub mod certs;
+
 use std::time::{Duration, Instant};
 
 use odeon::{Actor, ActorRef, AsyncHandler, Context, Handler, Message, System, Terminated};
@@ -223,5 +225,25 @@ pub fn eventually<T>(within: Duration, mut f: impl FnMut() -> Option<T>) -> Opti
             return None;
         }
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+impl Member {
+    /// A member whose links use mutual TLS with `tls`.
+    pub fn start_tls(
+        name: &str,
+        seeds: &[std::net::SocketAddr],
+        tls: odeon_remote::transport::TlsConfig,
+    ) -> Result<Member, odeon_remote::NodeError> {
+        let system = System::new();
+        let mut b = Node::builder(name).secret(secret()).tls(tls);
+        for s in seeds {
+            b = b.seed(*s);
+        }
+        let node = system.block_on(b.start(&system.handle()))?;
+        Ok(Member {
+            system,
+            node: Some(node),
+        })
     }
 }
