@@ -1,0 +1,209 @@
+//! `odeon-node`: one odeon node per process, for the distributed demo and the
+//! multi-process tests.
+//!
+//! ```text
+//! ODEON_SECRET=... odeon-node serve --name a [--listen 127.0.0.1:7400] [--seed ADDR]...
+//! ODEON_SECRET=... odeon-node probe --name b --seed ADDR
+//! ```
+//! `serve` hosts a `Tally` registered as `tally` and lets others spawn tallies; it runs
+//! until its standard input closes or reads `leave` (then it leaves the cluster
+//! gracefully). `probe` finds `tally` through its seed, adds 1..=10, asks the total,
+//! spawns a tally on the seed's node, then watches `tally` and keeps asking it until the
+//! serving node is gone, printing what it observes. Output lines are stable: tests read
+//! them.
+
+#[path = "tally.rs"]
+mod tally;
+
+use std::io::BufRead;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use odeon::{AskError, System};
+use odeon_remote::{Node, Secret};
+use tally::{Add, Notices, Tally, Total, WatchIt, Watcher};
+
+struct Args {
+    mode: String,
+    name: String,
+    listen: SocketAddr,
+    seeds: Vec<SocketAddr>,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut it = std::env::args().skip(1);
+    let mode = it
+        .next()
+        .ok_or("usage: odeon-node serve|probe --name N [--listen A] [--seed A]...")?;
+    if mode != "serve" && mode != "probe" {
+        return Err(format!("unknown mode {mode:?} (serve or probe)"));
+    }
+    let mut args = Args {
+        mode,
+        name: String::new(),
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        seeds: Vec::new(),
+    };
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let addr = || {
+            value
+                .parse::<SocketAddr>()
+                .map_err(|e| format!("{flag} {value}: {e}"))
+        };
+        match flag.as_str() {
+            "--name" => args.name = value.clone(),
+            "--listen" => args.listen = addr()?,
+            "--seed" => args.seeds.push(addr()?),
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    if args.name.is_empty() {
+        return Err("--name is required".into());
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = match parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("odeon-node: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let secret = match std::env::var("ODEON_SECRET")
+        .map_err(|e| e.to_string())
+        .and_then(|s| Secret::new(s).map_err(|e| e.to_string()))
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("odeon-node: ODEON_SECRET (the cluster secret, at least 16 bytes): {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let system = System::new();
+    let mut builder = Node::builder(args.name.clone())
+        .listen(args.listen)
+        .secret(secret)
+        .lost_after(Duration::from_secs(1))
+        .spawnable::<Tally>();
+    for s in &args.seeds {
+        builder = builder.seed(*s);
+    }
+    let node = match system.block_on(builder.start(&system.handle())) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("odeon-node: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    println!("listening {}", node.listen_addr());
+    let code = if args.mode == "serve" {
+        serve(&system, node)
+    } else {
+        probe(&system, &node)
+    };
+    system.shutdown();
+    code
+}
+
+fn serve(system: &System, node: Node) -> ExitCode {
+    let tally = system.spawn(Tally::default());
+    if let Err(e) = node.register("tally", &tally) {
+        eprintln!("odeon-node: {e}");
+        return ExitCode::from(1);
+    }
+    println!("registered tally");
+    for line in std::io::stdin().lock().lines() {
+        match line {
+            Ok(l) if l.trim() == "leave" => break,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    system.block_on(node.leave());
+    println!("left");
+    ExitCode::SUCCESS
+}
+
+fn probe(system: &System, node: &Node) -> ExitCode {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let tally = loop {
+        match system.block_on(node.lookup::<Tally>("tally")) {
+            Ok(t) => break t,
+            Err(e) if Instant::now() > deadline => {
+                eprintln!("odeon-node: lookup: {e}");
+                return ExitCode::from(1);
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    };
+    println!("found tally {tally:?}");
+    for n in 1..=10 {
+        if tally.tell(Add(n)).is_err() {
+            eprintln!("odeon-node: tell failed");
+            return ExitCode::from(1);
+        }
+    }
+    match system.block_on(tally.ask(Total)) {
+        Ok(total) => println!("total {total}"),
+        Err(e) => {
+            eprintln!("odeon-node: ask: {e}");
+            return ExitCode::from(1);
+        }
+    }
+    let seed_name = tally
+        .endpoint()
+        .map(|e| e.address().0.to_string())
+        .unwrap_or_default();
+    match system.block_on(node.spawn_on::<Tally>(&seed_name, 100)) {
+        Ok(t) => match system.block_on(t.ask(Total)) {
+            Ok(v) => println!("spawned tally on {seed_name} with total {v}"),
+            Err(e) => println!("spawned tally on {seed_name}, ask failed: {e}"),
+        },
+        Err(e) => println!("spawn on {seed_name} failed: {e}"),
+    }
+    let watcher = system.spawn(Watcher::default());
+    if system
+        .block_on(watcher.ask(WatchIt(tally.clone())))
+        .is_err()
+    {
+        return ExitCode::from(1);
+    }
+    println!("watching");
+    let (mut failed, mut terminated) = (false, false);
+    while Instant::now() < deadline && !(failed && terminated) {
+        if !failed {
+            match system.block_on(tally.ask(Total).timeout(Duration::from_secs(5))) {
+                Ok(_) => {}
+                Err(e @ (AskError::Unreachable | AskError::Stopped)) => {
+                    println!("ask failed: {e}");
+                    failed = true;
+                }
+                Err(e) => println!("ask error: {e}"),
+            }
+        }
+        if !terminated
+            && let Ok(notices) = system.block_on(watcher.ask(Notices))
+            && let Some(t) = notices.first()
+        {
+            println!("terminated: {}", t.reason);
+            terminated = true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if failed && terminated {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("odeon-node: the serving node's loss was not observed in time");
+        ExitCode::from(1)
+    }
+}
