@@ -22,3 +22,38 @@ pub const LOST_AFTER: Duration = Duration::from_secs(5);
 
 /// The deadline of node requests (lookups, remote spawns).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often a node starts a gossip exchange with a few peers (membership). Also the
+/// failure detector's prior for the interval between a peer's heartbeats, which
+/// arrive about once per round. Unit: time.
+pub const GOSSIP_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Suspicion level above which a silent peer is declared down. Chitchat's phi is the
+/// time since the peer's last heartbeat divided by the mean interval between its
+/// heartbeats, so 8 means "eight typical intervals of silence" (about 4 s at the
+/// default [`GOSSIP_INTERVAL`]). Unit: multiples of the mean heartbeat interval.
+pub const PHI_THRESHOLD: f64 = 8.0;
+
+/// Heartbeat intervals the failure detector averages over. Unit: samples.
+pub const PHI_SAMPLING_WINDOW: usize = 1_000;
+
+/// How long the state of a node declared down is kept (and the node occasionally
+/// probed, in case it was a false suspicion) before it is forgotten. Unit: time.
+pub const DEAD_NODE_GRACE_PERIOD: Duration = Duration::from_secs(10 * 60);
+
+/// How long a deleted key's tombstone is gossiped before it is garbage collected;
+/// peers that missed it for longer are resynchronised in full. Unit: time.
+pub const TOMBSTONE_GRACE_PERIOD: Duration = Duration::from_secs(15 * 60);
+
+/// How long a leaving node keeps gossiping its "leaving" mark before it stops, so
+/// that peers see it leave rather than fail. Unit: time.
+pub const LEAVE_GRACE: Duration = Duration::from_secs(3);
+
+/// Membership events buffered per subscriber before the slowest one lags. Unit: events.
+pub const MEMBER_EVENTS: usize = 1_024;
+
+/// The longest key of a node's replicated key-values. Unit: bytes.
+pub const MAX_KEY: usize = 256;
+
+/// The longest value of a node's replicated key-values. Unit: bytes.
+pub const MAX_VALUE: usize = 4 * 1024;

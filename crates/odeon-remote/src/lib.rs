@@ -8,7 +8,10 @@
 //! - [`transport`]: TCP links that open only after a mutual challenge–response proof of
 //!   the cluster secret (HMAC-SHA256; the secret never crosses the wire), and a
 //!   listener that refuses bad input (wrong secret, garbage, oversized or truncated
-//!   frames, silence) with a logged error while it keeps serving everyone else.
+//!   frames, silence) with a logged error while it keeps serving everyone else;
+//! - [`membership`]: who is in the cluster and where their links listen, with
+//!   failure detection and a small replicated key-value state per node (chitchat's
+//!   gossip, every datagram authenticated with the cluster secret).
 //!
 //! ## Mutual TLS (optional)
 //!
@@ -42,6 +45,7 @@
 pub mod defaults;
 pub mod interface;
 mod node;
+pub mod membership;
 pub mod transport;
 pub mod wire;
 

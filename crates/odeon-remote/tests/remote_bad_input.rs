@@ -85,7 +85,10 @@ fn garbage_from_strangers_and_malformed_frames_from_a_peer_leave_the_node_servin
         .unwrap();
         link.writer.send(&attach).await.unwrap();
         let answer = link.reader.next().await.unwrap().unwrap();
-        assert!(matches!(wire::decode::<Traffic>(&answer), Ok(Traffic::Attached { .. })));
+        assert!(matches!(
+            wire::decode::<Traffic>(&answer),
+            Ok(Traffic::Attached { .. })
+        ));
         link.writer.send(&[0xde, 0xad, 0xbe, 0xef]).await.unwrap();
         // The node closes that link.
         let closed = tokio::time::timeout(Duration::from_secs(5), link.reader.next()).await;
@@ -115,6 +118,9 @@ fn a_node_with_the_wrong_secret_cannot_join() {
             .seed(a.addr())
             .start(&system.handle()),
     );
-    assert!(matches!(res, Err(odeon_remote::NodeError::Link { .. })), "{res:?}");
+    assert!(
+        matches!(res, Err(odeon_remote::NodeError::Link { .. })),
+        "{res:?}"
+    );
     assert!(a.node().peers().is_empty());
 }

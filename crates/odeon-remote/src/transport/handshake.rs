@@ -73,6 +73,14 @@ impl Secret {
     fn verify(&self, label: &[u8], transcript: &[u8], proof: &Bytes32) -> bool {
         self.mac(label, transcript).verify_slice(proof).is_ok()
     }
+
+    /// A key for another protocol, derived as `HMAC(secret, label)`. Each use of the
+    /// secret gets its own label, so a MAC made for one protocol (gossip) can never be
+    /// passed off in another (the link handshake), and the secret itself is used only
+    /// as an HMAC key.
+    pub(crate) fn derive_key(&self, label: &[u8]) -> Bytes32 {
+        self.prove(label, &[])
+    }
 }
 
 impl std::fmt::Debug for Secret {
