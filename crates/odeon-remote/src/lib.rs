@@ -44,8 +44,8 @@
 
 pub mod defaults;
 pub mod interface;
-mod node;
 pub mod membership;
+mod node;
 pub mod transport;
 pub mod wire;
 

@@ -40,6 +40,42 @@ fn tell_and_ask_across_nodes_through_a_registry_lookup() {
 }
 
 #[test]
+fn gossip_forms_the_cluster_so_nodes_find_names_and_spawn_on_nodes_they_were_not_given() {
+    let a = Member::start("a", &[]);
+    let b = Member::start("b", &[a.addr()]);
+    let c = Member::start("c", &[a.addr()]);
+    // c was only given a; gossip tells it about b, and it links to b.
+    let all = eventually(LONG, || {
+        let peers = c.node().peers();
+        (peers.len() == 2).then_some(peers)
+    })
+    .expect("c learns of b through gossip");
+    assert_eq!(all, vec![a.node().id().clone(), b.node().id().clone()]);
+    let on_b = counter(&b);
+    b.node().register("on-b", &on_b).unwrap();
+    let found = eventually(LONG, || {
+        c.system.block_on(c.node().lookup::<Counter>("on-b")).ok()
+    })
+    .expect("the registration reaches c");
+    assert_eq!(c.system.block_on(found.ask(Add(4))), Ok(4));
+    let spawned = c
+        .system
+        .block_on(c.node().spawn_on::<Counter>("b", 1))
+        .unwrap();
+    assert_eq!(c.system.block_on(spawned.ask(Add(1))), Ok(2));
+    // Unregistering withdraws the name cluster-wide.
+    assert!(b.node().unregister("on-b"));
+    let gone = eventually(LONG, || {
+        matches!(
+            c.system.block_on(c.node().lookup::<Counter>("on-b")),
+            Err(RegistryError::NotFound(_))
+        )
+        .then_some(())
+    });
+    assert!(gone.is_some(), "the name is withdrawn everywhere");
+}
+
+#[test]
 fn typed_lookup_of_the_wrong_type_is_an_error() {
     let a = Member::start("a", &[]);
     let b = Member::start("b", &[a.addr()]);

@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use super::{NodeInner, Settings, SpawnFn, codec::NodeCodec};
 use crate::defaults;
 use crate::interface::{Interface, decode_with, encode_with};
+use crate::membership::{MemberEvent, Membership, MembershipConfig};
 use crate::transport::{self, LinkConfig, Listener, Secret, TlsConfig};
 use crate::wire::{self, NodeId, Traffic, WireRef};
 
@@ -68,6 +69,9 @@ pub enum NodeError {
         /// Why.
         source: std::io::Error,
     },
+    /// Membership (gossip) could not start.
+    #[error("membership: {0}")]
+    Membership(String),
     /// Dialing a peer failed.
     #[error("cannot link to {addr}: {reason}")]
     Link {
@@ -129,6 +133,7 @@ pub struct NodeBuilder {
     secret: Option<Secret>,
     seeds: Vec<SocketAddr>,
     tls: Option<TlsConfig>,
+    gossip_interval: Duration,
     settings: Settings,
     max_frame: usize,
     handshake_timeout: Duration,
@@ -152,6 +157,13 @@ impl NodeBuilder {
     /// secret's challenge–response still runs inside TLS.
     pub fn tls(mut self, tls: TlsConfig) -> Self {
         self.tls = Some(tls);
+        self
+    }
+
+    /// How often membership gossips (default [`defaults::GOSSIP_INTERVAL`]); failure
+    /// detection scales with it.
+    pub fn gossip_interval(mut self, d: Duration) -> Self {
+        self.gossip_interval = d;
         self
     }
 
@@ -239,9 +251,24 @@ impl NodeBuilder {
             codec: Arc::new(NodeCodec(weak.clone())),
         });
         let accepting = io.spawn(accept_loop(Arc::downgrade(&inner), listener));
+        // Gossip runs on UDP at the listener's port, so one address names a node.
+        let mut gossip =
+            MembershipConfig::new(inner.me.clone(), listen, listen, inner.link.secret.clone());
+        gossip.seeds = self.seeds.clone();
+        gossip.gossip_interval = self.gossip_interval;
+        gossip.leave_grace = self.gossip_interval * 3;
+        let membership = io
+            .spawn(Membership::start(gossip))
+            .await
+            .map_err(|e| NodeError::Membership(e.to_string()))?
+            .map_err(|e| NodeError::Membership(e.to_string()))?;
+        let events = membership.subscribe();
+        let watching = io.spawn(follow_members(Arc::downgrade(&inner), events));
         let node = Node {
             inner,
             accepting: Mutex::new(Some(accepting)),
+            membership: Mutex::new(Some(membership)),
+            watching,
             left: AtomicBool::new(false),
         };
         for seed in self.seeds {
@@ -262,6 +289,36 @@ fn incarnation() -> u64 {
             .map_or(1, |d| d.as_nanos() as u64);
     }
     u64::from_le_bytes(b)
+}
+
+/// Links to members as gossip reports them, and loses them when it reports them gone.
+async fn follow_members(
+    node: std::sync::Weak<NodeInner>,
+    mut events: tokio::sync::broadcast::Receiver<MemberEvent>,
+) {
+    loop {
+        let event = match events.recv().await {
+            Ok(e) => e,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(missed = n, "membership events lagged");
+                continue;
+            }
+            Err(_) => return,
+        };
+        let Some(node) = node.upgrade() else { return };
+        if node.is_closing() {
+            return;
+        }
+        match event {
+            MemberEvent::Up(m) => {
+                node.peer(&m.node, Some(m.link_addr));
+            }
+            MemberEvent::Down(id) => {
+                node.forget_by_id(&id, "the failure detector declared it down")
+            }
+            MemberEvent::Left(id) => node.forget_by_id(&id, "it left the cluster"),
+        }
+    }
 }
 
 async fn accept_loop(node: std::sync::Weak<NodeInner>, mut listener: Listener) {
@@ -326,6 +383,8 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
 pub struct Node {
     inner: Arc<NodeInner>,
     accepting: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    membership: Mutex<Option<Membership>>,
+    watching: tokio::task::JoinHandle<()>,
     left: AtomicBool,
 }
 
@@ -344,6 +403,7 @@ impl Node {
             secret: None,
             seeds: Vec::new(),
             tls: None,
+            gossip_interval: defaults::GOSSIP_INTERVAL,
             settings: Settings {
                 min_backoff: defaults::MIN_BACKOFF,
                 max_backoff: defaults::MAX_BACKOFF,
@@ -421,17 +481,55 @@ impl Node {
             .inner
             .export_local(interface, Box::new(actor.clone()))
             .map_err(RegistryError::Failed)?;
-        let mut names = self.inner.names.lock();
-        if names.contains_key(name) {
-            return Err(RegistryError::Taken(name.to_string()));
+        {
+            let mut names = self.inner.names.lock();
+            if names.contains_key(name) {
+                return Err(RegistryError::Taken(name.to_string()));
+            }
+            names.insert(name.to_string(), wire.id);
         }
-        names.insert(name.to_string(), wire.id);
+        // Published in gossip, so that lookups elsewhere need no round trip.
+        if let Some(m) = self.membership.lock().as_ref()
+            && let Err(e) = m.set(
+                &registry_key(name),
+                &format!("{}/{}", wire.id, wire.actor_type),
+            )
+        {
+            tracing::warn!(name, error = %e, "registration not gossiped; lookups will ask");
+        }
         Ok(())
     }
 
     /// Removes a registration made on this node. Returns whether there was one.
     pub fn unregister(&self, name: &str) -> bool {
+        if let Some(m) = self.membership.lock().as_ref() {
+            m.delete(&registry_key(name));
+        }
         self.inner.names.lock().remove(name).is_some()
+    }
+
+    /// Where gossip says `name` is registered: refs on live members.
+    fn gossiped(&self, name: &str) -> Vec<WireRef> {
+        let guard = self.membership.lock();
+        let Some(m) = guard.as_ref() else {
+            return Vec::new();
+        };
+        let key = registry_key(name);
+        let members = m.members();
+        m.entries(&key)
+            .into_iter()
+            .filter(|(_, k, _)| *k == key)
+            .filter_map(|(node, _, value)| {
+                let (id, actor_type) = value.split_once('/')?;
+                let listen = members.iter().find(|mb| mb.node == node)?.link_addr;
+                Some(WireRef {
+                    node,
+                    listen,
+                    id: id.parse().ok()?,
+                    actor_type: actor_type.to_string(),
+                })
+            })
+            .collect()
     }
 
     /// Finds the actor registered as `name` on this node or on any linked node.
@@ -445,6 +543,10 @@ impl Node {
         let mut candidates = Vec::new();
         if let crate::wire::Outcome::Ok(bytes) = self.inner.lookup_here(name) {
             candidates.push(bytes);
+        } else if let gossiped @ [_, ..] = &self.gossiped(name)[..] {
+            for w in gossiped {
+                candidates.push(wire::encode(w).map_err(|e| RegistryError::Failed(e.to_string()))?);
+            }
         } else {
             let asks: Vec<_> = self
                 .inner
@@ -543,6 +645,11 @@ impl Node {
         for d in drivers {
             let _ = tokio::time::timeout(Duration::from_secs(2), d).await;
         }
+        self.watching.abort();
+        let membership = self.membership.lock().take();
+        if let Some(m) = membership {
+            m.leave().await;
+        }
         tracing::info!(node = %self.inner.me, "node left");
     }
 }
@@ -556,10 +663,17 @@ impl Drop for Node {
         if let Some(a) = self.accepting.lock().take() {
             a.abort();
         }
+        self.watching.abort();
+        // Dropping the membership stops gossip: peers see this node go down.
+        drop(self.membership.lock().take());
         for p in self.inner.live_peers() {
             p.abort();
         }
     }
+}
+
+fn registry_key(name: &str) -> String {
+    format!("reg/{name}")
 }
 
 impl NodeInner {

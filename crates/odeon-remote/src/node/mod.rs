@@ -114,6 +114,14 @@ impl NodeInner {
             .collect()
     }
 
+    /// Loses the peer `id`, if it is known.
+    pub(crate) fn forget_by_id(&self, id: &NodeId, why: &str) {
+        let peer = self.peers.lock().get(id).cloned();
+        if let Some(p) = peer {
+            self.forget_peer(&p, why);
+        }
+    }
+
     /// Loses `peer` (see `peer.rs`) and drops it from the table.
     pub(crate) fn forget_peer(&self, peer: &Arc<Peer>, why: &str) {
         peer.lose(why);

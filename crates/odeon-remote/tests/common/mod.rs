@@ -192,6 +192,7 @@ impl Member {
         let mut b = Node::builder(name)
             .secret(secret())
             .lost_after(Duration::from_millis(600))
+            .gossip_interval(Duration::from_millis(100))
             .spawnable::<Counter>();
         for s in seeds {
             b = b.seed(*s);
