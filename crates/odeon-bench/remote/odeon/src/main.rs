@@ -154,7 +154,9 @@ fn rtt(
         samples.push(t.elapsed().as_nanos() as f64 / 1_000.0);
     }
     samples.sort_by(f64::total_cmp);
-    let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p).round() as usize];
+    // Nearest rank, as the peers' drivers compute it.
+    let pct =
+        |p: f64| samples[((samples.len() as f64 * p).ceil() as usize).clamp(1, samples.len()) - 1];
     emit(
         json!({"runtime": "odeon", "bench": "rtt", "p50_us": pct(0.50), "p99_us": pct(0.99), "samples": n}),
     );
@@ -249,8 +251,8 @@ fn local(scale: impl Fn(u64) -> u64) -> Result<(), String> {
             system.spawn(Capable::default()),
             messages,
         )?);
-        spawn_plain.push(spawn_loop(&system, actors, || Plain::default()));
-        spawn_capable.push(spawn_loop(&system, actors, || Capable::default()));
+        spawn_plain.push(spawn_loop(&system, actors, Plain::default));
+        spawn_capable.push(spawn_loop(&system, actors, Capable::default));
     }
     let node = start_node(&system, "local", None)?;
     let registered = scale(20_000);
