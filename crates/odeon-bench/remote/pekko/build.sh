@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the Pekko remote-messaging peer: one shaded jar at
+# <repo>/target/odeon-bench/build/pekko-remote/remote-pekko.jar.
+# Idempotent (Maven rebuilds only what changed) and works from any directory.
+# Exit 10 when mvn or java is missing; any other failure exits non-zero with Maven's output.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../../../.." && pwd)"
+out="$repo/target/odeon-bench/build/pekko-remote"
+
+if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then
+    :
+elif ! command -v java >/dev/null 2>&1; then
+    echo "pekko: java not found (set JAVA_HOME or put java on PATH)" >&2
+    exit 10
+fi
+if ! command -v mvn >/dev/null 2>&1; then
+    echo "pekko: mvn (Maven) not found on PATH" >&2
+    exit 10
+fi
+
+mkdir -p "$out"
+log="$out/build.log"
+# Maven's target/ lives in the repo's build tree, not in the source directory.
+if ! mvn -B -q -f "$here/pom.xml" -DbuildDirectory="$out/maven" package >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "pekko: mvn package failed (log: $log)" >&2
+    exit 1
+fi
+cp -f "$out/maven/remote-pekko.jar" "$out/remote-pekko.jar.tmp"
+mv -f "$out/remote-pekko.jar.tmp" "$out/remote-pekko.jar"
+echo "pekko: built $out/remote-pekko.jar" >&2
