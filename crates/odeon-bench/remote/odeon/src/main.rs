@@ -3,11 +3,13 @@
 //! ```text
 //! remote-odeon rtt|throughput|spawn [--quick]   # two processes on loopback
 //! remote-odeon local [--quick]                  # one process: SALSA Lite's local costs
+//! remote-odeon compare [--rounds N] [--quick]   # odeon, Erlang and Pekko, interleaved
 //! remote-odeon serve                            # the server process (started by the above)
 //! ```
 //! Every result is one `REMOTE-RESULT {json}` line on stdout, like the peers' drivers.
 
 mod actors;
+mod compare;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
@@ -33,7 +35,17 @@ fn main() -> ExitCode {
         }
         Some("spawn") => with_server(|system, node, server| spawn(system, node, server, scale)),
         Some("local") => local(scale),
-        _ => Err("usage: remote-odeon rtt|throughput|spawn|local [--quick]".into()),
+        Some("compare") => {
+            let rounds = args
+                .iter()
+                .position(|a| a == "--rounds")
+                .and_then(|i| args.get(i + 1))
+                .map_or(Ok(3), |r| {
+                    r.parse::<usize>().map_err(|e| format!("--rounds: {e}"))
+                });
+            rounds.and_then(|r| compare::compare(r.max(1), quick))
+        }
+        _ => Err("usage: remote-odeon rtt|throughput|spawn|local|compare [--quick]".into()),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

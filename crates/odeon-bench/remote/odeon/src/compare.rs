@@ -1,0 +1,75 @@
+//! `remote-odeon compare`: odeon, Erlang distribution and Pekko Artery side by side,
+//! interleaved (odeon, erlang, pekko, odeon, ...) so that machine drift hits all alike.
+//! A peer whose toolchain or build is missing is skipped with a message.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Runs `rounds` rounds of `rtt` and `throughput` on every runtime; prints a Markdown
+/// table of medians with min–max.
+pub(crate) fn compare(rounds: usize, quick: bool) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut runners: Vec<(String, Command)> = Vec::new();
+    let mut samples: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for round in 0..rounds {
+        for bench in ["rtt", "throughput"] {
+            runners.clear();
+            let mut own = Command::new(&exe);
+            own.arg(bench);
+            runners.push(("odeon".into(), own));
+            for peer in ["erlang", "pekko"] {
+                let mut c = Command::new("bash");
+                c.arg(here.join("..").join(peer).join("run.sh")).arg(bench);
+                runners.push((peer.into(), c));
+            }
+            for (name, cmd) in &mut runners {
+                if quick {
+                    cmd.arg("--quick");
+                }
+                let out = cmd.output().map_err(|e| format!("{name}: {e}"))?;
+                if !out.status.success() {
+                    eprintln!(
+                        "round {round}: {name} {bench} skipped (exit {:?}): {}",
+                        out.status.code(),
+                        String::from_utf8_lossy(&out.stderr)
+                            .lines()
+                            .last()
+                            .unwrap_or("")
+                    );
+                    continue;
+                }
+                for line in String::from_utf8_lossy(&out.stdout).lines() {
+                    let Some(json) = line.strip_prefix("REMOTE-RESULT ") else {
+                        continue;
+                    };
+                    let v: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+                    for key in ["p50_us", "p99_us", "msgs_per_s"] {
+                        if let Some(x) = v.get(key).and_then(Value::as_f64) {
+                            samples
+                                .entry((key.to_string(), name.clone()))
+                                .or_default()
+                                .push(x);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("| metric | runtime | median | min | max | runs |");
+    println!("|---|---|---:|---:|---:|---:|");
+    for ((metric, runtime), mut v) in samples {
+        v.sort_by(f64::total_cmp);
+        println!(
+            "| {metric} | {runtime} | {:.1} | {:.1} | {:.1} | {} |",
+            v[v.len() / 2],
+            v[0],
+            v[v.len() - 1],
+            v.len()
+        );
+    }
+    Ok(())
+}
