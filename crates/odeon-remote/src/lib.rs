@@ -1,8 +1,41 @@
 //! # odeon-remote: odeon across machines
 //!
-//! This crate is being built in layers (DESIGN.md §3). What exists today is the link
-//! layer every later one stands on:
+//! A [`Node`] puts an odeon `System` in a cluster: refs to its actors work from other
+//! nodes with the same `ActorRef<A>` type, `tell`, `ask`, `watch` and `stop`.
 //!
+//! ```
+//! use odeon::{Actor, Context, Handler, Message, System};
+//! use odeon_remote::{Node, Secret};
+//! use serde::{Deserialize, Serialize};
+//!
+//! struct Greeter;
+//! impl Actor for Greeter {}
+//! #[derive(Serialize, Deserialize)]
+//! struct Hello(String);
+//! impl Message for Hello { type Reply = String; }
+//! impl Handler<Hello> for Greeter {
+//!     fn handle(&mut self, m: Hello, _: &mut Context<Self>) -> String { format!("hello, {}", m.0) }
+//! }
+//! odeon_remote::remote_actor!(Greeter = "doc.Greeter" { Hello = "doc.Hello" });
+//!
+//! let secret = || Secret::new("a secret of 16+ bytes").unwrap();
+//! let (sys_a, sys_b) = (System::new(), System::new());
+//! let a = sys_a.block_on(Node::builder("a").secret(secret()).start(&sys_a.handle())).unwrap();
+//! let b = sys_b
+//!     .block_on(Node::builder("b").secret(secret()).seed(a.listen_addr()).start(&sys_b.handle()))
+//!     .unwrap();
+//! a.register("greeter", &sys_a.spawn(Greeter)).unwrap();
+//! let greeter = sys_b.block_on(b.lookup::<Greeter>("greeter")).unwrap();   // on node a
+//! assert!(!greeter.is_local());
+//! assert_eq!(sys_b.block_on(greeter.ask(Hello("b".into()))).unwrap(), "hello, b");
+//! ```
+//!
+//! # Layers (DESIGN.md §3)
+//! - [`Node`] (`node/`): the builder, one link per peer node with reconnect and
+//!   backoff, remote refs, the registry, remote spawn, remote watch, node loss;
+//! - [`interface`]: [`remote_actor!`] declares which messages an actor accepts from
+//!   other nodes, under stable wire names, and checks at compile time that they
+//!   serialize;
 //! - [`wire`]: bounded length-prefixed frames, the postcard codec and the versioned
 //!   schema of what crosses a link;
 //! - [`transport`]: TCP links that open only after a mutual challenge–response proof of
@@ -25,6 +58,8 @@
 //! one from another CA, plaintext, garbage) is refused, logged and counted like any
 //! other. Certificate requirements: [`transport::tls`]. Without TLS, links are plain
 //! TCP exactly as before.
+//!
+//! The link layer on its own:
 //!
 //! ```
 //! use odeon_remote::transport::{self, LinkConfig, Listener, Secret};
