@@ -306,6 +306,82 @@ fn a_node_that_leaves_is_seen_as_lost_at_once() {
     assert_eq!(seen[0].reason, StopReason::NodeLost);
 }
 
+/// A node-B linker linked with a node-A counter, and local watchers of both.
+fn linked_pair(
+    a: &Member,
+    b: &Member,
+) -> (
+    odeon::ActorRef<Watcher>,
+    odeon::ActorRef<Watcher>,
+    odeon::ActorRef<Counter>,
+    odeon::ActorRef<Linker>,
+) {
+    let c = counter(a);
+    a.node().register("linked", &c).unwrap();
+    let remote = b
+        .system
+        .block_on(b.node().lookup::<Counter>("linked"))
+        .unwrap();
+    let linker = b.system.spawn(Linker);
+    b.system.block_on(linker.ask(LinkTo(remote))).unwrap();
+    let watch_c = a.system.spawn(Watcher::default());
+    a.system.block_on(watch_c.ask(WatchIt(c.clone()))).unwrap();
+    let watch_l = b.system.spawn(Watcher::default());
+    b.system
+        .block_on(watch_l.ask(WatchLinker(linker.clone())))
+        .unwrap();
+    // The link request is on the wire ahead of this ask, so it has arrived once the
+    // reply is back.
+    let again = b
+        .system
+        .block_on(b.node().lookup::<Counter>("linked"))
+        .unwrap();
+    assert_eq!(b.system.block_on(again.ask(Add(0))), Ok(0));
+    (watch_c, watch_l, c, linker)
+}
+
+#[test]
+fn a_link_across_nodes_stops_the_remote_side_when_the_local_side_fails() {
+    let a = Member::start("a", &[]);
+    let b = Member::start("b", &[a.addr()]);
+    let (watch_c, _, c, linker) = linked_pair(&a, &b);
+    b.system.block_on(linker.ask(Boom)).unwrap_err();
+    let t = first_notice(&a.system, &watch_c).expect("the counter on a stops");
+    assert_eq!(t.id, c.id());
+    assert_eq!(t.reason, StopReason::LinkFailed(linker.id()));
+}
+
+#[test]
+fn a_link_across_nodes_stops_the_local_side_when_the_remote_side_fails() {
+    let a = Member::start("a", &[]);
+    let b = Member::start("b", &[a.addr()]);
+    let (_, watch_l, c, _linker) = linked_pair(&a, &b);
+    a.system.block_on(c.ask(Crash)).unwrap_err();
+    let t = first_notice(&b.system, &watch_l).expect("the linker on b stops");
+    assert_eq!(t.reason, StopReason::LinkFailed(c.id()));
+}
+
+#[test]
+fn a_link_across_nodes_breaks_when_either_node_is_lost() {
+    let a = Member::start("a", &[]);
+    let b = Member::start("b", &[a.addr()]);
+    let (watch_c, _, c, _) = linked_pair(&a, &b);
+    // Node b vanishes: a's counter was linked with an actor there, so it stops.
+    let Member {
+        system: b_system,
+        node: b_node,
+    } = b;
+    drop(b_node);
+    let t = first_notice(&a.system, &watch_c).expect("the counter on a stops");
+    assert_eq!(t.id, c.id());
+    assert!(
+        matches!(t.reason, StopReason::LinkFailed(_)),
+        "{:?}",
+        t.reason
+    );
+    drop(b_system);
+}
+
 #[test]
 fn both_nodes_dialing_each_other_end_with_one_working_link() {
     let a = Member::start("a", &[]);

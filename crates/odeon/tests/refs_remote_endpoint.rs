@@ -24,12 +24,14 @@ impl Handler<Ping> for Far {
     }
 }
 
+type Notify = Box<dyn FnOnce(Terminated) + Send>;
+
 /// Answers asks with twice the number, refuses as told, records watches.
 struct Fake {
     system: SystemHandle,
     refuse: Mutex<Option<Refusal>>,
     told: Mutex<Vec<u32>>,
-    watchers: Mutex<Vec<Box<dyn FnOnce(Terminated) + Send>>>,
+    watchers: Mutex<Vec<Notify>>,
 }
 
 impl std::fmt::Debug for Fake {
@@ -64,6 +66,9 @@ impl Endpoint for Fake {
         self.watchers.lock().push(notify);
     }
     fn unwatch(&self, _: ActorId) {}
+    fn link(&self, _: ActorId) {}
+    fn unlink(&self, _: ActorId) {}
+    fn link_failed(&self, _: ActorId) {}
     fn system(&self) -> &SystemHandle {
         &self.system
     }

@@ -37,6 +37,7 @@ type Notify = Box<dyn FnOnce(Terminated) + Send>;
 /// What a node does to an actor of this type, monomorphized for it.
 pub(crate) struct ActorOps {
     pub(crate) stop: fn(&(dyn Any + Send + Sync)),
+    pub(crate) stop_linked: fn(&ErasedRef, ActorId),
     pub(crate) watch: fn(&ErasedRef, Notify) -> Option<ActorId>,
     pub(crate) unwatch: fn(&(dyn Any + Send + Sync), ActorId),
     pub(crate) id: fn(&(dyn Any + Send + Sync)) -> Option<u64>,
@@ -71,6 +72,11 @@ impl Interface {
                 stop: |r| {
                     if let Some(r) = r.downcast_ref::<ActorRef<A>>() {
                         r.stop();
+                    }
+                },
+                stop_linked: |r, failed| {
+                    if let Some(r) = r.downcast_ref::<ActorRef<A>>() {
+                        odeon::remote::stop_linked(r, failed);
                     }
                 },
                 watch: |r, notify| {

@@ -60,6 +60,21 @@ impl NodeInner {
                     });
                 }
             }
+            // An actor that is gone needs no link: the linker's watch of it (sent just
+            // before) already reports that it stopped.
+            Traffic::Link { to, from } => {
+                if self.export(to).is_some() {
+                    peer.state.lock().links.insert((to, from));
+                }
+            }
+            Traffic::Unlink { to, from } => {
+                peer.state.lock().links.remove(&(to, from));
+            }
+            Traffic::LinkFailed { to, from } => {
+                if peer.state.lock().links.remove(&(to, from)) {
+                    self.break_link(to, from);
+                }
+            }
             Traffic::Spawn {
                 request,
                 actor_type,

@@ -144,6 +144,27 @@ impl Endpoint for RemoteEndpoint {
         });
     }
 
+    fn link(&self, from: ActorId) {
+        let _ = self.peer.send(&Traffic::Link {
+            to: self.id,
+            from: from.as_u64(),
+        });
+    }
+
+    fn unlink(&self, from: ActorId) {
+        let _ = self.peer.send(&Traffic::Unlink {
+            to: self.id,
+            from: from.as_u64(),
+        });
+    }
+
+    fn link_failed(&self, from: ActorId) {
+        let _ = self.peer.send(&Traffic::LinkFailed {
+            to: self.id,
+            from: from.as_u64(),
+        });
+    }
+
     fn system(&self) -> &SystemHandle {
         &self.node.system
     }

@@ -124,10 +124,19 @@ impl NodeInner {
 
     /// Loses `peer` (see `peer.rs`) and drops it from the table.
     pub(crate) fn forget_peer(&self, peer: &Arc<Peer>, why: &str) {
-        peer.lose(why);
+        for (to, from) in peer.lose(why) {
+            self.break_link(to, from);
+        }
         let mut peers = self.peers.lock();
         if peers.get(&peer.id).is_some_and(|p| Arc::ptr_eq(p, peer)) {
             peers.remove(&peer.id);
+        }
+    }
+
+    /// Stops our actor `to`: its linked actor `from` on another node failed or was lost.
+    pub(crate) fn break_link(&self, to: u64, from: u64) {
+        if let Some(e) = self.export(to) {
+            (e.interface.ops.stop_linked)(&*e.target, odeon::ActorId::from_u64(from));
         }
     }
 

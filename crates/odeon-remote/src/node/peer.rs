@@ -58,6 +58,8 @@ pub(crate) struct PeerState {
     pub(crate) watches: HashMap<(u64, u64), Notify>,
     /// The peer's watches on our actors: (our actor id, their key).
     pub(crate) served: HashMap<(u64, u64), Served>,
+    /// Links from the peer's actors to ours: (our actor id, their actor id).
+    pub(crate) links: std::collections::HashSet<(u64, u64)>,
     dialing: bool,
     active: bool,
 }
@@ -167,18 +169,20 @@ impl Peer {
         }
     }
 
-    /// Marks the peer lost and fails everything waiting on it. Idempotent.
-    pub(crate) fn lose(&self, why: &str) {
+    /// Marks the peer lost and fails everything waiting on it. Idempotent. Returns the
+    /// links of its actors to ours, which the node breaks.
+    pub(crate) fn lose(&self, why: &str) -> Vec<(u64, u64)> {
         if self.lost.swap(true, Ordering::AcqRel) {
-            return;
+            return Vec::new();
         }
         tracing::warn!(peer = %self.id, why, "peer lost");
-        let (pending, watches, served) = {
+        let (pending, watches, served, links) = {
             let mut st = self.state.lock();
             (
                 std::mem::take(&mut st.pending),
                 std::mem::take(&mut st.watches),
                 std::mem::take(&mut st.served),
+                std::mem::take(&mut st.links),
             )
         };
         for (_, p) in pending {
@@ -198,6 +202,7 @@ impl Peer {
         for (_, s) in served {
             (s.interface.ops.unwatch)(&*s.target, s.key);
         }
+        links.into_iter().collect()
     }
 }
 

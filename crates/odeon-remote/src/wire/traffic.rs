@@ -82,6 +82,28 @@ pub enum Traffic {
         /// Why it stopped.
         reason: WireStopReason,
     },
+    /// Link the actor `to` here with the actor `from` on the sender: `to` stops when
+    /// `from` fails ([`Traffic::LinkFailed`]) or the sender is lost.
+    Link {
+        /// The actor's id on this node.
+        to: u64,
+        /// The linked actor's id on the sender.
+        from: u64,
+    },
+    /// Cancel a [`Traffic::Link`].
+    Unlink {
+        /// The actor's id on this node.
+        to: u64,
+        /// The linked actor's id on the sender.
+        from: u64,
+    },
+    /// The sender's actor `from`, linked with `to`, failed: stop `to`.
+    LinkFailed {
+        /// The actor's id on this node.
+        to: u64,
+        /// The failed actor's id on the sender.
+        from: u64,
+    },
     /// Spawn an actor of a type registered as spawnable on this node; the reply is a
     /// [`WireRef`] to it.
     Spawn {

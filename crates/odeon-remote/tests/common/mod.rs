@@ -248,3 +248,45 @@ impl Member {
         })
     }
 }
+
+/// Links itself to a counter on request; panics on `Boom`.
+#[derive(Default)]
+pub struct Linker;
+impl Actor for Linker {}
+pub struct LinkTo(pub ActorRef<Counter>);
+impl Message for LinkTo {
+    type Reply = ();
+}
+impl Handler<LinkTo> for Linker {
+    fn handle(&mut self, m: LinkTo, cx: &mut Context<Self>) {
+        cx.link(&m.0);
+    }
+}
+pub struct Boom;
+impl Message for Boom {
+    type Reply = ();
+}
+impl Handler<Boom> for Linker {
+    fn handle(&mut self, _: Boom, _: &mut Context<Self>) {
+        panic!("boom");
+    }
+}
+pub struct WatchLinker(pub ActorRef<Linker>);
+impl Message for WatchLinker {
+    type Reply = ();
+}
+impl Handler<WatchLinker> for Watcher {
+    fn handle(&mut self, m: WatchLinker, cx: &mut Context<Self>) {
+        cx.watch(&m.0);
+    }
+}
+
+/// The first notice `watcher` got, waiting for it.
+pub fn first_notice(system: &System, watcher: &ActorRef<Watcher>) -> Option<Terminated> {
+    eventually(Duration::from_secs(10), || {
+        system
+            .block_on(watcher.ask(Seen))
+            .ok()
+            .and_then(|s| s.first().cloned())
+    })
+}

@@ -97,6 +97,9 @@ struct More<A: Actor> {
     children: ChildList,
     timers: Vec<TimerHandle>,
     stash: Vec<NonNull<Header<A>>>,
+    /// Links to actors on other nodes, and the key of the watcher on this actor that
+    /// reports its failure to them.
+    remote_links: Vec<(Arc<dyn crate::remote::Endpoint>, ActorId)>,
 }
 
 // SAFETY: a context is only used on its actor's turn, which may move between threads;
@@ -149,6 +152,7 @@ impl<A: Actor> Context<A> {
                 children: ChildList::default(),
                 timers: Vec::new(),
                 stash: Vec::new(),
+                remote_links: Vec::new(),
             })
         })
     }
@@ -253,23 +257,13 @@ impl<A: Actor> Context<A> {
 
     /// Links this actor with `other`: when either fails (see
     /// [`StopReason::is_failure`]), the other stops with [`StopReason::LinkFailed`].
-    ///
-    /// With an actor on another node the link is one-way: this actor stops with
-    /// `LinkFailed` when the remote one fails or its node is lost (a remote actor
-    /// cannot be stopped by a failure here without a link back from its own node).
+    /// With an actor on another node, losing that node counts as its failure, and this
+    /// node's loss as this actor's.
     pub fn link<B: Actor>(&mut self, other: &ActorRef<B>) {
         let me: Arc<dyn AnyCell> = self.cell_arc();
         let Some(peer) = other.cell_any() else {
             if let Some(ep) = other.endpoint() {
-                let peer_id = ep.id();
-                ep.watch(
-                    self.id(),
-                    Box::new(move |t| {
-                        if t.reason.is_failure() {
-                            me.request_stop(StopReason::LinkFailed(peer_id));
-                        }
-                    }),
-                );
+                self.link_remote(me, ep.clone());
             }
             return;
         };
@@ -286,6 +280,33 @@ impl<A: Actor> Context<A> {
         }
     }
 
+    /// A link across nodes: each side watches the other's failure.
+    fn link_remote(&mut self, me: Arc<dyn AnyCell>, ep: Arc<dyn crate::remote::Endpoint>) {
+        let (my_id, peer_id) = (self.id(), ep.id());
+        // Its failure (or its node's loss) stops this actor.
+        ep.watch(
+            my_id,
+            Box::new(move |t| {
+                if t.reason.is_failure() {
+                    me.request_stop(StopReason::LinkFailed(peer_id));
+                }
+            }),
+        );
+        // This actor's failure stops it; its node also stops it if this node is lost.
+        ep.link(my_id);
+        let key = ActorId::next();
+        let notify = ep.clone();
+        self.cell().add_watcher(
+            key,
+            Box::new(move |t| {
+                if t.reason.is_failure() {
+                    notify.link_failed(my_id);
+                }
+            }),
+        );
+        self.more().remote_links.push((ep, key));
+    }
+
     /// Removes a link made by [`Context::link`].
     pub fn unlink<B: Actor>(&mut self, other: &ActorRef<B>) {
         match other.local() {
@@ -293,6 +314,21 @@ impl<A: Actor> Context<A> {
             None => {
                 if let Some(ep) = other.endpoint() {
                     ep.unwatch(self.id());
+                    ep.unlink(self.id());
+                    let address = ep.address();
+                    let mut keys = Vec::new();
+                    if let Some(m) = self.more.as_mut() {
+                        m.remote_links.retain(|(e, key)| {
+                            let same = e.address() == address;
+                            if same {
+                                keys.push(*key);
+                            }
+                            !same
+                        });
+                    }
+                    for key in keys {
+                        self.cell().remove_watcher(key);
+                    }
                 }
             }
         }

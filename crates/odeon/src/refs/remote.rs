@@ -121,6 +121,14 @@ pub trait Endpoint: Send + Sync + fmt::Debug + 'static {
     fn watch(&self, key: ActorId, notify: Box<dyn FnOnce(Terminated) + Send>);
     /// Cancels a watch.
     fn unwatch(&self, key: ActorId);
+    /// Links the remote actor to the local actor `from`: the remote one stops with
+    /// [`StopReason::LinkFailed`](crate::StopReason::LinkFailed) when `from` fails
+    /// ([`Endpoint::link_failed`]) or this node is lost.
+    fn link(&self, from: ActorId);
+    /// Removes a link made with [`Endpoint::link`].
+    fn unlink(&self, from: ActorId);
+    /// The linked local actor `from` failed.
+    fn link_failed(&self, from: ActorId);
     /// The local system the ref belongs to (ask deadlines run on its timer).
     fn system(&self) -> &SystemHandle;
     /// For the transport to recover its own type.
@@ -328,6 +336,14 @@ pub fn watch_local<A: Actor>(
     let key = ActorId::next();
     cell.add_watcher(key, notify);
     Some(key)
+}
+
+/// Stops a local actor because an actor it is linked with on another node failed (or
+/// that node was lost), as a local link would. For transports.
+pub fn stop_linked<A: Actor>(target: &ActorRef<A>, failed: ActorId) {
+    if let Some(cell) = target.local() {
+        cell.request_stop(crate::StopReason::LinkFailed(failed));
+    }
 }
 
 /// Cancels a watch made with [`watch_local`].
