@@ -383,6 +383,41 @@ fn a_link_across_nodes_breaks_when_either_node_is_lost() {
 }
 
 #[test]
+fn a_supervisor_restarts_a_child_that_failed_because_of_a_remote_failure() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let a = Member::start("a", &[]);
+    let b = Member::start("b", &[a.addr()]);
+    let c = counter(&a);
+    a.node().register("linked", &c).unwrap();
+    let remote = b
+        .system
+        .block_on(b.node().lookup::<Counter>("linked"))
+        .unwrap();
+    let starts = Arc::new(AtomicUsize::new(0));
+    let spec = odeon::SupervisorSpec::new(odeon::Strategy::OneForOne)
+        .max_restarts(3, Duration::from_secs(10));
+    let (_sup, guard) = b.system.supervise(spec, |children| {
+        let (target, starts) = (remote.clone(), starts.clone());
+        children.spawn(move || Guard {
+            target: target.clone(),
+            starts: starts.clone(),
+        })
+    });
+    eventually(LONG, || (starts.load(Ordering::SeqCst) == 1).then_some(()))
+        .expect("the child starts");
+    // Make sure the watch request reached node a before the crash.
+    assert_eq!(b.system.block_on(remote.ask(Add(0))), Ok(0));
+    // The counter on node a fails: the child on node b fails on the notice and is
+    // restarted in place by its supervisor, behind the same ref. (The restarted child
+    // watches a counter that is gone: a normal notice, no new failure.)
+    a.system.block_on(c.ask(Crash)).unwrap_err();
+    eventually(LONG, || (starts.load(Ordering::SeqCst) == 2).then_some(()))
+        .expect("the supervisor restarts the child");
+    assert!(guard.is_alive());
+}
+
+#[test]
 fn both_nodes_dialing_each_other_end_with_one_working_link() {
     let a = Member::start("a", &[]);
     let b = Member::start("b", &[]);

@@ -290,3 +290,26 @@ pub fn first_notice(system: &System, watcher: &ActorRef<Watcher>) -> Option<Term
             .and_then(|s| s.first().cloned())
     })
 }
+
+/// A supervised child that depends on a counter on another node: it watches it from
+/// its start, fails when the counter fails, and counts its starts.
+pub struct Guard {
+    pub target: ActorRef<Counter>,
+    pub starts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+impl Actor for Guard {
+    fn started(&mut self, cx: &mut Context<Self>) {
+        self.starts
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        cx.watch(&self.target);
+    }
+}
+impl Handler<Terminated> for Guard {
+    fn handle(&mut self, t: Terminated, _: &mut Context<Self>) {
+        assert!(
+            !t.reason.is_failure(),
+            "my remote dependency failed: {}",
+            t.reason
+        );
+    }
+}
