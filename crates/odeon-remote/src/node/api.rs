@@ -69,6 +69,9 @@ pub enum NodeError {
         /// Why.
         source: std::io::Error,
     },
+    /// The builder was given something it cannot use.
+    #[error("invalid node configuration: {0}")]
+    Config(String),
     /// Membership (gossip) could not start.
     #[error("membership: {0}")]
     Membership(String),
@@ -138,6 +141,7 @@ pub struct NodeBuilder {
     max_frame: usize,
     handshake_timeout: Duration,
     spawnables: HashMap<&'static str, (SpawnFn, &'static Interface)>,
+    misconfigured: Vec<String>,
 }
 
 impl NodeBuilder {
@@ -195,8 +199,14 @@ impl NodeBuilder {
 
     /// Lets other nodes spawn actors of type `A` here.
     pub fn spawnable<A: Spawnable>(mut self) -> Self {
-        let interface =
-            Interface::of(A::interface()).expect("remote_actor! builds an odeon-remote interface");
+        let Some(interface) = Interface::of(A::interface()) else {
+            // `RemoteActor` implemented by hand rather than by `remote_actor!`.
+            self.misconfigured.push(format!(
+                "{} has no odeon-remote interface (declare it with remote_actor!)",
+                A::TYPE_NAME
+            ));
+            return self;
+        };
         let spawn: SpawnFn = |system, args, codec| {
             let args: A::Args = decode_with(args, codec)
                 .map_err(|e| format!("bad arguments for {}: {e}", A::TYPE_NAME))?;
@@ -214,6 +224,9 @@ impl NodeBuilder {
     /// [`NodeError`]: no secret, a bad name, an address that cannot be bound, or a
     /// seed that cannot be linked.
     pub async fn start(self, system: &SystemHandle) -> Result<Node, NodeError> {
+        if let Some(why) = self.misconfigured.first() {
+            return Err(NodeError::Config(why.clone()));
+        }
         let secret = self.secret.ok_or(NodeError::NoSecret)?;
         let me = NodeId {
             name: self.name,
@@ -413,6 +426,7 @@ impl Node {
             max_frame: defaults::MAX_FRAME,
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
             spawnables: HashMap::new(),
+            misconfigured: Vec::new(),
         }
     }
 

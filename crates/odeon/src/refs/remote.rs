@@ -352,3 +352,62 @@ pub fn unwatch_local<A: Actor>(target: &ActorRef<A>, key: ActorId) {
         cell.remove_watcher(key);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names itself in `import`, so a test can tell which codec answered.
+    struct Named(&'static str);
+    impl RefCodec for Named {
+        fn export(
+            &self,
+            _: &'static str,
+            _: &'static (dyn Any + Send + Sync),
+            _: Option<Box<dyn Any + Send>>,
+            _: Option<&Arc<dyn Endpoint>>,
+        ) -> Result<Vec<u8>, String> {
+            Ok(self.0.as_bytes().to_vec())
+        }
+        fn import(
+            &self,
+            _: &[u8],
+            _: TypeId,
+            _: &'static str,
+            _: &'static (dyn Any + Send + Sync),
+        ) -> Result<Box<dyn Any + Send>, String> {
+            Err(self.0.to_string())
+        }
+    }
+
+    fn current() -> Option<String> {
+        static UNIT: () = ();
+        current_codec(|c| c.map(|c| c.import(&[], TypeId::of::<()>(), "", &UNIT).unwrap_err()))
+    }
+
+    // Runs under Miri in CI: the thread's codec pointer is only dereferenced while the
+    // reference it came from is alive, nested scopes restore the outer one, and an
+    // unwinding scope still clears it.
+    #[test]
+    fn the_codec_is_scoped_nested_and_cleared_even_on_panic() {
+        assert_eq!(current(), None);
+        let outer = Named("outer");
+        with_codec(&outer, || {
+            assert_eq!(current().as_deref(), Some("outer"));
+            let inner = Named("inner");
+            with_codec(&inner, || assert_eq!(current().as_deref(), Some("inner")));
+            assert_eq!(current().as_deref(), Some("outer"));
+        });
+        assert_eq!(current(), None);
+        let unwound = std::panic::catch_unwind(|| {
+            let gone = Named("gone");
+            with_codec(&gone, || panic!("inside a codec scope"));
+        });
+        assert!(unwound.is_err());
+        assert_eq!(
+            current(),
+            None,
+            "an unwinding scope leaves no dangling codec"
+        );
+    }
+}
