@@ -1,12 +1,12 @@
-//! Counting under mimalloc instead of the system allocator, beside the same SPSC floor.
+//! Counting with mimalloc as the *global* allocator too, beside the same SPSC floor.
 //!
-//! Every message is one heap node, allocated by the sender's thread and freed by the
-//! worker that handles it. glibc's allocator serves that cross-thread pattern from its
-//! arena slow path (`_int_malloc`/`_int_free`: half of all samples of `tell/counting`
-//! in `benches/core.rs` under `perf record -e cpu-clock`), and slower still once the
-//! sender's heap is fragmented, as it is inside criterion. A global allocator is the
-//! application's choice, so odeon does not set one; this target shows what the choice
-//! is worth. The floor does not allocate, so it is unaffected by the allocator.
+//! Every message is one node, allocated by the sender's thread and freed by the worker
+//! that handles it. odeon allocates those nodes with mimalloc whatever the global
+//! allocator is (`src/mailbox/alloc.rs`), because glibc serves that cross-thread
+//! pattern from its arena slow path (`_int_malloc`/`_int_free`: half of all samples of
+//! `tell/counting` under `perf record -e cpu-clock` before the change). What is left
+//! for this target to show is the global allocator's effect on everything else (the
+//! messages' own buffers, cells, run-queue blocks). The floor does not allocate.
 //!
 //! Run: `cargo bench -p odeon --bench allocator`, then compare with
 //! `cargo bench -p odeon --bench core -- 'tell/counting$|baseline/spsc$'`.

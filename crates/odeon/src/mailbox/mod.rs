@@ -28,6 +28,7 @@
 //! fence to close the race between the two. `benches/core.rs` (`mailbox/*`) measures the
 //! difference against `crossbeam_queue::SegQueue` plus such a flag.
 
+pub(crate) mod alloc;
 pub(crate) mod node;
 pub(crate) mod queue;
 

@@ -1,4 +1,4 @@
-//! What travels through a mailbox: one heap node per message, holding the message by
+//! What travels through a mailbox: one node per message (allocated by `alloc.rs`), holding the message by
 //! value, its reply channel, and a static vtable that knows how to deliver it.
 //!
 //! One allocation per message: the node *is* the queue link (intrusive), so the
@@ -86,22 +86,22 @@ pub(crate) fn message_node<A: Actor, M: Message>(
     msg: M,
     reply: Option<ReplyTo<M::Reply>>,
 ) -> NonNull<Header<A>> {
-    let node = Box::new(MessageNode {
+    super::alloc::alloc(MessageNode {
         header: Header {
             link: Link::new(),
             vtable,
         },
         msg,
         reply,
-    });
-    NonNull::from(Box::leak(node)).cast()
+    })
+    .cast()
 }
 
 /// # Safety
 /// `node` was created by [`message_node`] for this `A` and `M` and is no longer queued.
 unsafe fn unbox<A: Actor, M: Message>(node: NonNull<Header<A>>) -> MessageNode<A, M> {
-    // SAFETY: caller contract: the allocation is a `Box<MessageNode<A, M>>`.
-    *unsafe { Box::from_raw(node.cast::<MessageNode<A, M>>().as_ptr()) }
+    // SAFETY: caller contract: the node was made by `alloc::<MessageNode<A, M>>`.
+    unsafe { super::alloc::take(node.cast::<MessageNode<A, M>>()) }
 }
 
 unsafe fn discard_message<A: Actor, M: Message>(node: NonNull<Header<A>>) {
@@ -188,14 +188,14 @@ pub(crate) fn signal_node<A: Actor, F>(f: F) -> NonNull<Header<A>>
 where
     F: FnOnce(&Cell<A>) + Send + 'static,
 {
-    let node = Box::new(SignalNode {
+    super::alloc::alloc(SignalNode {
         header: Header {
             link: Link::new(),
             vtable: &SignalNodes::<A, F>::VTABLE,
         },
         f,
-    });
-    NonNull::from(Box::leak(node)).cast()
+    })
+    .cast()
 }
 
 struct SignalNodes<A, F>(PhantomData<(A, F)>);
@@ -211,13 +211,13 @@ unsafe fn deliver_signal<A: Actor, F: FnOnce(&Cell<A>)>(
     node: NonNull<Header<A>>,
     cell: &Cell<A>,
 ) -> Delivered {
-    // SAFETY: vtable contract: the node is a `Box<SignalNode<A, F>>`.
-    let node = unsafe { Box::from_raw(node.cast::<SignalNode<A, F>>().as_ptr()) };
+    // SAFETY: vtable contract: the node was made by `alloc::<SignalNode<A, F>>`.
+    let node = unsafe { super::alloc::take(node.cast::<SignalNode<A, F>>()) };
     (node.f)(cell);
     Delivered::Done
 }
 
 unsafe fn discard_signal<A: Actor, F>(node: NonNull<Header<A>>) {
-    // SAFETY: vtable contract: the node is a `Box<SignalNode<A, F>>`.
-    drop(unsafe { Box::from_raw(node.cast::<SignalNode<A, F>>().as_ptr()) });
+    // SAFETY: vtable contract: the node was made by `alloc::<SignalNode<A, F>>`.
+    drop(unsafe { super::alloc::take(node.cast::<SignalNode<A, F>>()) });
 }
