@@ -106,3 +106,80 @@ fn parked_async_handlers_restarts_and_collection_keep_state_sound() {
     );
     assert!(system.shutdown());
 }
+
+/// Hands out `cx.myself()` on request: a strong ref made on the actor's own turn.
+struct Echo {
+    freed: Arc<AtomicUsize>,
+}
+impl Actor for Echo {}
+impl Drop for Echo {
+    fn drop(&mut self) {
+        self.freed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+struct Me;
+impl Message for Me {
+    type Reply = odeon::ActorRef<Echo>;
+}
+impl Handler<Me> for Echo {
+    fn handle(&mut self, _: Me, cx: &mut Context<Self>) -> odeon::ActorRef<Echo> {
+        cx.myself()
+    }
+}
+
+/// Strong refs share one count of the cell's `Arc` (`refs/mod.rs`): clones and drops on
+/// several threads, a weak ref upgraded after the strong count touched zero, and
+/// `myself` taken while no other strong ref exists. Under Miri a count given back
+/// twice is a use-after-free and one never given back is a leak; outside Miri the
+/// `freed` counts check the same thing.
+#[test]
+fn strong_refs_share_one_cell_count_across_threads_weak_upgrades_and_myself() {
+    let system = System::builder()
+        .workers(1)
+        .max_spare_workers(0)
+        .ask_timeout(Duration::from_secs(600))
+        .build();
+    let freed = Arc::new(AtomicUsize::new(0));
+    let echo = system.spawn(Echo {
+        freed: freed.clone(),
+    });
+    let weak = echo.downgrade();
+
+    let threads: Vec<_> = (0..3)
+        .map(|_| {
+            let mine = echo.clone();
+            std::thread::spawn(move || {
+                for _ in 0..20 {
+                    let more = mine.clone();
+                    drop(mine.clone());
+                    drop(more);
+                }
+                mine
+            })
+        })
+        .collect();
+    let back: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    drop(back);
+
+    // The only strong ref goes; the weak one brings the count back from zero before
+    // the actor gets to collect itself (its GC signal waits behind this ask).
+    let me_ask = echo.ask(Me);
+    drop(echo);
+    let again = weak.upgrade();
+    let via_myself = system.block_on(me_ask).unwrap();
+    drop(again);
+    system.run_until_quiescent();
+    assert_eq!(freed.load(Ordering::SeqCst), 0, "`myself` keeps it alive");
+    assert!(via_myself.is_alive());
+
+    drop(via_myself);
+    system.run_until_quiescent();
+    assert_eq!(
+        freed.load(Ordering::SeqCst),
+        1,
+        "collected once the last ref went"
+    );
+    assert!(weak.upgrade().is_none());
+    drop(weak);
+    assert!(system.shutdown());
+}

@@ -1,6 +1,7 @@
 //! What a handler can do besides changing its own state.
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::Duration;
@@ -165,7 +166,13 @@ impl<A: Actor> Context<A> {
     /// A strong reference to this actor. Holding it in the actor's own state keeps the
     /// actor from ever being collected.
     pub fn myself(&self) -> ActorRef<A> {
-        ActorRef::new_ref(self.cell_arc())
+        let ptr: *const Cell<A> = self.cell().raw().as_ptr();
+        // SAFETY: cells are always created inside an `Arc` (`cell::spawn`), and the
+        // runtime's own count keeps this one alive while its actor runs. The `Arc` made
+        // here only lends the pointer to `new_ref` (which takes whatever count the new
+        // ref needs) and is never dropped.
+        let cell = ManuallyDrop::new(unsafe { Arc::from_raw(ptr) });
+        ActorRef::new_ref(&cell)
     }
 
     /// A weak reference to this actor.

@@ -7,6 +7,16 @@
 //! Every strong reference counts in the cell's `refs`. When the last one goes, a GC
 //! signal is queued behind all pending mail; if no strong reference has appeared by the
 //! time the actor drains its mailbox, it stops with [`StopReason::Unreferenced`].
+//!
+//! # One count per strong reference, not two
+//! Strong local refs share a single count of the cell's `Arc`, held while `refs > 0`:
+//! the ref that moves `refs` from 0 to 1 takes it, the one that moves it from 1 to 0
+//! gives it back. So cloning or dropping a ref is one atomic RMW (on `refs`) instead of
+//! two (`refs` and the `Arc`), which is two per message in request–reply protocols
+//! that carry `cx.myself()`. Every ref therefore holds its `Arc` in a `ManuallyDrop`
+//! and never drops it itself. A 0 → 1 move only happens where the cell is kept alive
+//! otherwise: the actor's own turn (`myself`), or a weak ref, which holds an `Arc`
+//! count of its own.
 
 pub(crate) mod ask;
 mod error;
@@ -16,6 +26,7 @@ pub mod remote;
 mod serde;
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -52,24 +63,46 @@ pub struct ActorRef<A: Actor> {
 }
 
 /// Where the actor is. The local arm is the direct pointer; the remote arm is only
-/// taken by refs that came from another node (see [`remote`]).
+/// taken by refs that came from another node (see [`remote`]). The local `Arc` is never
+/// dropped implicitly: a strong ref shares the collective count (module docs), a weak
+/// ref drops its own count in its `Drop`.
 enum Target<A: Actor> {
-    Local(Arc<Cell<A>>),
+    Local(ManuallyDrop<Arc<Cell<A>>>),
     Remote(RemoteTarget<A>),
 }
 
 impl<A: Actor> ActorRef<A> {
-    /// Wraps a cell whose `refs` already counts this reference.
+    /// Wraps a freshly spawned cell: its `refs` is 1 and `cell` is the `Arc` count that
+    /// becomes the strong refs' collective count.
     pub(crate) fn from_cell(cell: Arc<Cell<A>>) -> Self {
+        debug_assert_eq!(cell.refs.load(Ordering::Relaxed), 1);
         Self {
-            target: Target::Local(cell),
+            target: Target::Local(ManuallyDrop::new(cell)),
         }
     }
 
-    /// Takes a new strong reference to `cell`.
-    pub(crate) fn new_ref(cell: Arc<Cell<A>>) -> Self {
-        cell.refs.fetch_add(1, Ordering::Relaxed);
-        Self::from_cell(cell)
+    /// Takes a new strong reference to `cell`, which the caller keeps alive meanwhile
+    /// (it holds an `Arc` count, or it is the actor's own turn).
+    pub(crate) fn new_ref(cell: &Arc<Cell<A>>) -> Self {
+        if cell.refs.fetch_add(1, Ordering::Relaxed) == 0 {
+            // The first strong ref since `refs` was zero takes the collective count.
+            // SAFETY: `cell` is a live `Arc` (caller contract).
+            unsafe { Arc::increment_strong_count(Arc::as_ptr(cell)) };
+        }
+        Self::sharing(cell)
+    }
+
+    /// A ref that shares the collective count, which `refs > 0` guarantees is held.
+    fn sharing(cell: &Arc<Cell<A>>) -> Self {
+        // SAFETY: the pointer comes from a live `Arc` (so `from_raw` gets back the same
+        // allocation with its provenance), and the collective count keeps it alive for
+        // as long as this ref counts in `refs`. The `Arc` made here is never dropped
+        // (`ManuallyDrop`), so it does not give back a count it did not take; only the
+        // ref that takes `refs` to zero gives back the collective count, in `Drop`.
+        let shared = unsafe { Arc::from_raw(Arc::as_ptr(cell)) };
+        Self {
+            target: Target::Local(ManuallyDrop::new(shared)),
+        }
     }
 
     pub(crate) fn remote(target: RemoteTarget<A>) -> Self {
@@ -194,7 +227,7 @@ impl<A: Actor> ActorRef<A> {
     pub fn downgrade(&self) -> WeakActorRef<A> {
         WeakActorRef {
             target: match &self.target {
-                Target::Local(cell) => Target::Local(cell.clone()),
+                Target::Local(cell) => Target::Local(ManuallyDrop::new(Arc::clone(cell))),
                 Target::Remote(r) => Target::Remote(r.clone()),
             },
         }
@@ -214,7 +247,12 @@ impl<A: Actor> ActorRef<A> {
 impl<A: Actor> Clone for ActorRef<A> {
     fn clone(&self) -> Self {
         match &self.target {
-            Target::Local(cell) => Self::new_ref(cell.clone()),
+            Target::Local(cell) => {
+                // `self` counts in `refs`, so it is at least 1 and the collective
+                // count is held: one RMW, no `Arc` count.
+                cell.refs.fetch_add(1, Ordering::Relaxed);
+                Self::sharing(cell)
+            }
             Target::Remote(r) => Self::remote(r.clone()),
         }
     }
@@ -222,16 +260,23 @@ impl<A: Actor> Clone for ActorRef<A> {
 
 impl<A: Actor> Drop for ActorRef<A> {
     fn drop(&mut self) {
-        let Target::Local(cell) = &self.target else {
+        let Target::Local(cell) = &mut self.target else {
             return;
         };
         // Release pairs with the Acquire load in the GC check (`cell/turn.rs`), so the
         // actor sees every send made through this reference before it collects itself.
         if cell.refs.fetch_sub(1, Ordering::Release) == 1 {
-            cell.signal(|cell| {
-                // SAFETY: signals run on the actor's turn.
-                unsafe { cell.life() }.gc_check = true;
-            });
+            // A stopped actor has nothing to collect; the signal would only be
+            // allocated to be discarded.
+            if !cell.is_stopped() {
+                cell.signal(|cell| {
+                    // SAFETY: signals run on the actor's turn.
+                    unsafe { cell.life() }.gc_check = true;
+                });
+            }
+            // This ref took `refs` to zero: it gives back the collective count.
+            // SAFETY: the field is not used again (this is `drop`).
+            unsafe { ManuallyDrop::drop(cell) };
         }
     }
 }
@@ -296,7 +341,8 @@ impl<A: Actor> WeakActorRef<A> {
     pub fn upgrade(&self) -> Option<ActorRef<A>> {
         match &self.target {
             Target::Local(cell) if cell.is_stopped() => None,
-            Target::Local(cell) => Some(ActorRef::new_ref(cell.clone())),
+            // This weak ref's own `Arc` count keeps the cell alive meanwhile.
+            Target::Local(cell) => Some(ActorRef::new_ref(cell)),
             Target::Remote(r) if !r.endpoint.is_alive() => None,
             Target::Remote(r) => Some(ActorRef::remote(r.clone())),
         }
@@ -315,9 +361,20 @@ impl<A: Actor> Clone for WeakActorRef<A> {
     fn clone(&self) -> Self {
         Self {
             target: match &self.target {
-                Target::Local(cell) => Target::Local(cell.clone()),
+                Target::Local(cell) => Target::Local(ManuallyDrop::new(Arc::clone(cell))),
                 Target::Remote(r) => Target::Remote(r.clone()),
             },
+        }
+    }
+}
+
+impl<A: Actor> Drop for WeakActorRef<A> {
+    fn drop(&mut self) {
+        if let Target::Local(cell) = &mut self.target {
+            // A weak ref owns its `Arc` count (made by `Arc::clone` above or in
+            // `downgrade`).
+            // SAFETY: the field is not used again (this is `drop`).
+            unsafe { ManuallyDrop::drop(cell) };
         }
     }
 }
