@@ -9,7 +9,7 @@
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::ptr::NonNull;
+use std::ptr::{self, NonNull};
 
 use super::queue::Link;
 use crate::cell::Cell;
@@ -80,21 +80,26 @@ struct MessageNode<A: Actor, M: Message> {
     reply: Option<ReplyTo<M::Reply>>,
 }
 
-/// Boxes `msg` into a node for actor `A`.
+/// Moves `msg` into a new node for actor `A`.
+#[inline]
 pub(crate) fn message_node<A: Actor, M: Message>(
     vtable: &'static NodeVTable<A>,
     msg: M,
     reply: Option<ReplyTo<M::Reply>>,
 ) -> NonNull<Header<A>> {
-    super::alloc::alloc(MessageNode {
-        header: Header {
+    let node = super::alloc::alloc_uninit::<MessageNode<A, M>>();
+    let p = node.as_ptr();
+    // SAFETY: `p` is a fresh allocation for a `MessageNode<A, M>`; each field is
+    // written exactly once, in place, which initializes the whole node.
+    unsafe {
+        ptr::addr_of_mut!((*p).header).write(Header {
             link: Link::new(),
             vtable,
-        },
-        msg,
-        reply,
-    })
-    .cast()
+        });
+        ptr::addr_of_mut!((*p).msg).write(msg);
+        ptr::addr_of_mut!((*p).reply).write(reply);
+    }
+    node.cast()
 }
 
 /// # Safety
