@@ -93,6 +93,25 @@ pub(crate) unsafe fn take<T>(ptr: NonNull<T>) -> T {
     }
 }
 
+/// Frees a node whose contents were already moved out (or never written).
+///
+/// # Safety
+/// `ptr` came from [`alloc_uninit::<T>`](alloc_uninit) (or [`alloc`]), no live value
+/// remains in it that needs dropping, and it is used for nothing after this call.
+pub(crate) unsafe fn free<T>(ptr: NonNull<T>) {
+    #[cfg(not(miri))]
+    {
+        // SAFETY: allocated by mimalloc (caller contract); nothing is dropped.
+        unsafe { mi_free(ptr.as_ptr().cast()) };
+    }
+    #[cfg(miri)]
+    {
+        // SAFETY: under Miri `alloc_uninit` made a `Box<MaybeUninit<T>>`, whose drop
+        // frees the memory without dropping any contents.
+        drop(unsafe { Box::from_raw(ptr.as_ptr().cast::<std::mem::MaybeUninit<T>>()) });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -102,11 +102,26 @@ pub(crate) fn message_node<A: Actor, M: Message>(
     node.cast()
 }
 
+/// Moves the message and its reply channel out of the node, field by field (not the
+/// whole node through the stack, see `message_node`), and frees it.
+///
 /// # Safety
 /// `node` was created by [`message_node`] for this `A` and `M` and is no longer queued.
-unsafe fn unbox<A: Actor, M: Message>(node: NonNull<Header<A>>) -> MessageNode<A, M> {
-    // SAFETY: caller contract: the node was made by `alloc::<MessageNode<A, M>>`.
-    unsafe { super::alloc::take(node.cast::<MessageNode<A, M>>()) }
+#[inline]
+unsafe fn unbox<A: Actor, M: Message>(
+    node: NonNull<Header<A>>,
+) -> (M, Option<ReplyTo<M::Reply>>) {
+    let node = node.cast::<MessageNode<A, M>>();
+    let p = node.as_ptr();
+    // SAFETY: caller contract: a fully initialized `MessageNode<A, M>` that nobody else
+    // reads; each field with a value is moved out once (the header is plain data), and
+    // then the memory is freed without dropping anything.
+    unsafe {
+        let msg = ptr::addr_of!((*p).msg).read();
+        let reply = ptr::addr_of!((*p).reply).read();
+        super::alloc::free(node);
+        (msg, reply)
+    }
 }
 
 unsafe fn discard_message<A: Actor, M: Message>(node: NonNull<Header<A>>) {
@@ -119,7 +134,7 @@ unsafe fn deliver_sync<A: Handler<M>, M: Message>(
     cell: &Cell<A>,
 ) -> Delivered {
     // SAFETY: vtable contract: this node was made by `message_node::<A, M>`.
-    let MessageNode { msg, reply, .. } = unsafe { unbox::<A, M>(node) };
+    let (msg, reply) = unsafe { unbox::<A, M>(node) };
     // SAFETY: deliver runs inside the actor's turn, with no other borrow of its state.
     let (actor, cx) = unsafe { cell.state_and_context() };
     let out = <A as Handler<M>>::handle(actor, msg, cx);
@@ -134,7 +149,7 @@ unsafe fn deliver_async<A: AsyncHandler<M>, M: Message>(
     cell: &Cell<A>,
 ) -> Delivered {
     // SAFETY: vtable contract: this node was made by `message_node::<A, M>`.
-    let MessageNode { msg, reply, .. } = unsafe { unbox::<A, M>(node) };
+    let (msg, reply) = unsafe { unbox::<A, M>(node) };
     // SAFETY: deliver runs inside the actor's turn, with no other borrow of its state.
     let (actor, cx) = unsafe { cell.state_and_context() };
     let fut = async move {
