@@ -285,16 +285,21 @@ fn take_slot(w: &WorkerShared) -> Option<Task> {
 
 impl Scheduler {
     /// Whether the calling thread has nothing queued but the turn it is running: a
-    /// pool worker with an empty deque and slot while the injector is empty too, or an
+    /// pool worker with an empty slot and deque while the injector is empty too, or an
     /// actor's own thread (which runs nothing else).
+    ///
+    /// Other workers' deques are deliberately not consulted: lingering while they hold
+    /// work measured better than giving up the turn to steal it (Chameneos 31 vs 55 ms,
+    /// fjthrput 17 vs 26 ms, 9 interleaved runs each).
     pub(crate) fn nothing_else_to_run(&self) -> bool {
-        let local_empty = match current(self) {
-            Some(ctx) => {
-                ctx.local.is_empty() && ctx.me(self).slot.load(Ordering::Relaxed).is_null()
+        if let Some(ctx) = current(self) {
+            // The slot first: in request–reply chains it is usually full, and it is
+            // this worker's own line.
+            if !ctx.me(self).slot.load(Ordering::Relaxed).is_null() || !ctx.local.is_empty() {
+                return false;
             }
-            None => true,
-        };
-        local_empty && self.injector.is_empty()
+        }
+        self.injector.is_empty()
     }
 
     /// Work an idle worker could take right now.
