@@ -49,6 +49,10 @@ pub const ASK_TIMEOUT: Duration = Duration::from_secs(5);
 /// ones that do not (an actor stuck in an endless loop). Unit: time.
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long shutdown waits for a pool thread that is still inside a turn before it
+/// detaches it (an actor stuck in an endless handler). Unit: time.
+pub const STUCK_THREAD_GRACE: Duration = Duration::from_secs(1);
+
 /// Times an activation retries a pop that saw a producer half-way through its push
 /// before it requeues itself instead of spinning. Unit: retries.
 pub const PUSH_IN_PROGRESS_RETRIES: u32 = 16;

@@ -359,21 +359,22 @@ impl Scheduler {
         }
         let handles = std::mem::take(&mut *self.threads.lock());
         for h in handles {
+            // A thread still finishing a turn exits right after it; one stuck in an
+            // endless handler would hang shutdown if joined, so it is given
+            // `STUCK_THREAD_GRACE` and then detached. The pause between looks starts
+            // short: most turns end within microseconds, and a fixed 10 ms pause made
+            // one shutdown in a few take over 5 ms (`examples`-style timing of
+            // `System::shutdown`).
+            let deadline = std::time::Instant::now() + crate::defaults::STUCK_THREAD_GRACE;
+            let mut pause = std::time::Duration::from_micros(20);
+            while !h.is_finished() && self.any_busy() && std::time::Instant::now() < deadline {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(10));
+            }
             if h.is_finished() || !self.any_busy() {
                 let _ = h.join();
             } else {
-                // Joining a thread stuck in an endless handler would hang shutdown.
-                let mut h = Some(h);
-                for _ in 0..100 {
-                    if h.as_ref().is_some_and(|h| h.is_finished()) {
-                        let _ = h.take().map(|h| h.join());
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-                if h.is_some() {
-                    tracing::warn!("a worker is stuck in a turn; detaching it at shutdown");
-                }
+                tracing::warn!("a worker is stuck in a turn; detaching it at shutdown");
             }
         }
     }
