@@ -109,7 +109,7 @@ fn one_interleaved_session_with_valid_invalid_and_unsupported_runtimes() {
     );
     assert_eq!(
         calls[0],
-        "valid pingpong --iterations 1 --warmup 0 --threads 2 -n 40000"
+        "valid pingpong --iterations 1 --warmup 1 --threads 2 -n 40000"
     );
 
     let stdout = s.stdout();
