@@ -1,7 +1,8 @@
 //! A small end-to-end run of the cell's unsafe paths, sized so that it also runs under
 //! Miri (`cargo +nightly miri test -p odeon --test miri_actor_paths`): raw task
 //! pointers on the run queues, the async handler whose borrow of the actor's state is
-//! erased while it is parked, restart in place, and collection of an unreferenced actor.
+//! erased while it is parked, restart in place, collection of an unreferenced actor, and
+//! strong refs sharing one count of the cell's `Arc`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
