@@ -108,9 +108,7 @@ pub(crate) fn message_node<A: Actor, M: Message>(
 /// # Safety
 /// `node` was created by [`message_node`] for this `A` and `M` and is no longer queued.
 #[inline]
-unsafe fn unbox<A: Actor, M: Message>(
-    node: NonNull<Header<A>>,
-) -> (M, Option<ReplyTo<M::Reply>>) {
+unsafe fn unbox<A: Actor, M: Message>(node: NonNull<Header<A>>) -> (M, Option<ReplyTo<M::Reply>>) {
     let node = node.cast::<MessageNode<A, M>>();
     let p = node.as_ptr();
     // SAFETY: caller contract: a fully initialized `MessageNode<A, M>` that nobody else
