@@ -59,14 +59,18 @@ impl Handler<Crash> for Store {
     }
 }
 
-#[test]
-fn parked_async_handlers_restarts_and_collection_keep_state_sound() {
-    // Miri interprets slowly: a generous ask deadline keeps it from timing out.
-    let system = System::builder()
+/// One worker, no spares, and a generous ask deadline: Miri interprets slowly.
+fn small_system() -> System {
+    System::builder()
         .workers(1)
         .max_spare_workers(0)
         .ask_timeout(Duration::from_secs(600))
-        .build();
+        .build()
+}
+
+#[test]
+fn parked_async_handlers_restarts_and_collection_keep_state_sound() {
+    let system = small_system();
     let drops = Arc::new(AtomicUsize::new(0));
 
     let store = system.spawn(Store {
@@ -131,15 +135,11 @@ impl Handler<Me> for Echo {
 /// Strong refs share one count of the cell's `Arc` (`refs/mod.rs`): clones and drops on
 /// several threads, a weak ref upgraded after the strong count touched zero, and
 /// `myself` taken while no other strong ref exists. Under Miri a count given back
-/// twice is a use-after-free and one never given back is a leak; outside Miri the
-/// `freed` counts check the same thing.
+/// twice is a use-after-free and one never given back is a reported leak; everywhere,
+/// `freed` checks that `myself` kept the actor alive and that it was collected after.
 #[test]
 fn strong_refs_share_one_cell_count_across_threads_weak_upgrades_and_myself() {
-    let system = System::builder()
-        .workers(1)
-        .max_spare_workers(0)
-        .ask_timeout(Duration::from_secs(600))
-        .build();
+    let system = small_system();
     let freed = Arc::new(AtomicUsize::new(0));
     let echo = system.spawn(Echo {
         freed: freed.clone(),
