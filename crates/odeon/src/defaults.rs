@@ -29,14 +29,23 @@ pub const MAX_SPARE_WORKERS: usize = 8;
 
 /// Rounds an idle worker spends looking for work, as a *searcher*, before it parks.
 /// A sender that finds a searcher skips the futex wake-up, which costs microseconds, far
-/// more than a message (see `scheduler/mod.rs`). Unit: rounds of about 50 ns.
+/// more than a message (see `scheduler/mod.rs`). Unit: rounds of 16 spin-loop hints
+/// plus a look at the run queues. What a round costs depends on the CPU: a `PAUSE`
+/// takes 26 ns on the project machine (AMD EPYC), so a round is about 420 ns there and
+/// the whole search about 85 µs.
 pub const SPIN_BEFORE_PARK: u32 = 200;
 
 /// Rounds an actor whose mailbox ran dry spends waiting for its next message before it
 /// gives up its turn, if its thread has nothing else to run. Going idle and being
 /// rescheduled costs a run-queue round trip and sometimes a thread wake-up; this
 /// avoids it for a steady stream (Counting: see `benches/core.rs`). Unit: rounds of
-/// `LINGER_SPINS` spin-loop hints (a round is about 50 ns).
+/// `LINGER_SPINS` spin-loop hints. On the project machine a hint (`PAUSE`) takes 26 ns,
+/// so a round is about 420 ns and the whole linger about 27 µs; on CPUs with a cheaper
+/// `PAUSE` it is shorter.
+///
+/// Why this long: shorter lingers measured worse side by side (2026-11-25, 9
+/// interleaved runs, `docs/bench/linger-2026-11-25.md`): 8 rounds took Chameneos from
+/// 49 to 153 ms and Big from 199 to 215 ms; 16 rounds, 140 and 211 ms.
 pub const LINGER_ROUNDS: u32 = 64;
 
 /// Spin-loop hints per linger round. Unit: `std::hint::spin_loop` calls.
