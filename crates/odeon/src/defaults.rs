@@ -24,6 +24,10 @@ pub const STALL_THRESHOLD: Duration = Duration::from_millis(10);
 /// How often the fairness monitor looks at the workers while any is busy. Unit: time.
 pub const MONITOR_INTERVAL: Duration = Duration::from_millis(2);
 
+/// Whether the monitor benches workers while fewer handle more messages per second
+/// (`scheduler/throttle.rs`). Unit: on/off.
+pub const ADAPTIVE_WORKERS: bool = true;
+
 /// Upper bound on spare workers the fairness monitor may start. Unit: threads.
 pub const MAX_SPARE_WORKERS: usize = 8;
 

@@ -45,7 +45,10 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 impl<A: Actor> Cell<A> {
     fn turn(&self) -> RunOutcome {
-        match catch_unwind(AssertUnwindSafe(|| self.turn_inner())) {
+        let mut handled = 0usize;
+        let result = catch_unwind(AssertUnwindSafe(|| self.turn_inner(&mut handled)));
+        crate::scheduler::note_handled(handled);
+        match result {
             Ok(outcome) => outcome,
             Err(payload) => {
                 let msg = panic_message(&*payload);
@@ -55,7 +58,7 @@ impl<A: Actor> Cell<A> {
         }
     }
 
-    fn turn_inner(&self) -> RunOutcome {
+    fn turn_inner(&self, handled: &mut usize) -> RunOutcome {
         // SAFETY (for every `pending`, `life`, `state`, `cx` access in this function):
         // we are the actor's turn (caller contract of `run_turn`), and no borrow of these
         // fields outlives the statement that makes it, except where noted.
@@ -79,7 +82,6 @@ impl<A: Actor> Cell<A> {
             state.started(cx);
         }
         let budget = self.shared.config.budget;
-        let mut handled = 0usize;
         let mut retries = 0u32;
         let mut lingered = 0u32;
         loop {
@@ -90,7 +92,7 @@ impl<A: Actor> Cell<A> {
             if let Some(reason) = unsafe { self.context() }.take_stop() {
                 return self.finish(reason);
             }
-            if handled >= budget {
+            if *handled >= budget {
                 return RunOutcome::Requeue;
             }
             // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
@@ -115,7 +117,7 @@ impl<A: Actor> Cell<A> {
                     }
                 },
             };
-            handled += 1;
+            *handled += 1;
             // SAFETY: the node is alive until deliver/discard frees it.
             let vtable = unsafe { Header::vtable(node) };
             if vtable.kind == Kind::User {

@@ -41,6 +41,7 @@
 
 mod idle;
 mod monitor;
+mod throttle;
 mod worker;
 
 use std::ptr::NonNull;
@@ -55,6 +56,7 @@ use crossbeam_utils::sync::{Parker, Unparker};
 
 use crate::system::Shared;
 use idle::Idle;
+pub(crate) use worker::note_handled;
 
 /// The first field of every cell: the entry the scheduler calls to run a turn.
 pub(crate) struct TaskHeader {
@@ -161,6 +163,8 @@ pub(crate) struct WorkerShared {
     unparker: Unparker,
     /// Turns started (monitor reads it to see progress).
     seq: AtomicU64,
+    /// Messages handled by this worker's turns (the throttle's measure, `throttle.rs`).
+    handled: AtomicU64,
     busy: AtomicBool,
     /// Set by the monitor when the worker has been in one turn too long.
     stuck: AtomicBool,
@@ -176,6 +180,9 @@ pub(crate) struct Scheduler {
     injector: Injector<Task>,
     workers: Box<[CachePadded<WorkerShared>]>,
     base: usize,
+    /// Base workers that take shared work: those with a smaller index (`throttle.rs`).
+    /// The others are benched: they hand their queue to the injector and park.
+    active: AtomicUsize,
     idle: Idle,
     shutdown: AtomicBool,
     global: CachePadded<Counters>,
@@ -202,6 +209,7 @@ impl Scheduler {
                 slot: AtomicPtr::new(std::ptr::null_mut()),
                 unparker: parker.unparker().clone(),
                 seq: AtomicU64::new(0),
+                handled: AtomicU64::new(0),
                 busy: AtomicBool::new(false),
                 stuck: AtomicBool::new(false),
                 counters: Counters::default(),
@@ -213,6 +221,7 @@ impl Scheduler {
             injector: Injector::new(),
             workers: shared.into_boxed_slice(),
             base: workers,
+            active: AtomicUsize::new(workers),
             idle: Idle::new(),
             shutdown: AtomicBool::new(false),
             global: CachePadded::new(Counters::default()),
@@ -341,6 +350,29 @@ impl Scheduler {
             let _g = self.quiet.0.lock();
             self.quiet.1.notify_all();
         }
+    }
+
+    /// Whether base worker `index` is benched by the throttle. Spares never are.
+    fn is_benched(&self, index: usize) -> bool {
+        index < self.base && index >= self.active.load(Ordering::Acquire)
+    }
+
+    /// Sets how many base workers take shared work, and wakes the ones brought back.
+    pub(crate) fn set_active(&self, n: usize) {
+        let n = n.clamp(1, self.base);
+        let was = self.active.swap(n, Ordering::AcqRel);
+        for w in &self.workers[was.min(n)..was.max(n)] {
+            // Brought back: wake it. Benched: wake it so that it hands its queue over.
+            w.unparker.unpark();
+        }
+    }
+
+    /// Messages handled so far by every worker (monotonic, for rates).
+    fn handled_total(&self) -> u64 {
+        self.workers
+            .iter()
+            .map(|w| w.handled.load(Ordering::Relaxed))
+            .sum()
     }
 
     pub(crate) fn is_shutdown(&self) -> bool {

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::sync::Parker;
 
+use super::throttle::{Decision, Throttle};
 use crate::system::Shared;
 
 /// Longest pause between two looks while every worker is idle.
@@ -39,6 +40,9 @@ fn run(shared: &Arc<Shared>, parker: &Parker) {
     let n = sched.workers.len();
     let mut last: Vec<(u64, Instant)> = vec![(0, Instant::now()); n];
     let mut pause = interval;
+    let mut throttle = Throttle::new(sched.base);
+    let mut last_tick = Instant::now();
+    let mut last_total = sched.handled_total();
     while !sched.is_shutdown() {
         parker.park_timeout(pause);
         let now = Instant::now();
@@ -59,12 +63,39 @@ fn run(shared: &Arc<Shared>, parker: &Parker) {
                 any_stuck = true;
             }
         }
-        pause = if any_busy {
+        // A worker between two turns is not `busy`, so a pool that handled messages
+        // since the last look counts as busy too.
+        let total = sched.handled_total();
+        let active = any_busy || total != last_total;
+        last_total = total;
+        let elapsed_ms = now.duration_since(last_tick).as_secs_f64() * 1e3;
+        last_tick = now;
+        pause = if active {
             interval
         } else {
             (pause * 2).min(IDLE_BACKOFF_MAX)
         };
-        if any_stuck && sched.has_waiting_work() && !sched.idle.notify_one(sched) {
+        let decision = if any_stuck || (shared.config.adaptive_workers && !active) {
+            // Fairness first: a stuck worker gets every benched worker back at once,
+            // and an idle pool starts its next burst with every worker.
+            throttle.reset();
+            Decision::Set(sched.base)
+        } else if shared.config.adaptive_workers {
+            throttle.tick(total, elapsed_ms)
+        } else {
+            Decision::Keep
+        };
+        let brought_back = match decision {
+            Decision::Set(n) if n != sched.active.load(Ordering::Acquire) => {
+                tracing::trace!(active = n, "throttle: workers taking shared work");
+                sched.set_active(n);
+                n == sched.base
+            }
+            _ => false,
+        };
+        // A benched worker brought back for a stuck one steals its slot; a spare is only
+        // needed when no worker was benched.
+        if any_stuck && !brought_back && sched.has_waiting_work() && !sched.idle.notify_one(sched) {
             start_spare(shared);
         }
     }

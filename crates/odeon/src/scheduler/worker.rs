@@ -15,6 +15,13 @@ use crate::system::Shared;
 
 thread_local! {
     static CURRENT: Cell<*const WorkerCtx> = const { Cell::new(ptr::null()) };
+    /// Messages handled by turns on this thread; a worker publishes it after each turn.
+    static HANDLED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Counts messages a turn handled on the calling thread (the throttle's measure).
+pub(crate) fn note_handled(n: usize) {
+    HANDLED.with(|c| c.set(c.get().wrapping_add(n as u64)));
 }
 
 /// The thread-local half of a worker.
@@ -57,6 +64,10 @@ pub(super) fn run(shared: Arc<Shared>, index: usize, local: Worker<Task>, parker
     loop {
         if sched.is_shutdown() {
             break;
+        }
+        if sched.is_benched(index) {
+            ctx.sit_out(sched, &parker);
+            continue;
         }
         match ctx.find_task(sched) {
             Some(task) => {
@@ -128,6 +139,8 @@ impl WorkerCtx {
         // SAFETY: the task came from a run queue or slot, so this worker owns the turn.
         let outcome = unsafe { task.run() };
         me.busy.store(false, Ordering::Relaxed);
+        // Single writer: only this worker's turns count here.
+        me.handled.store(HANDLED.with(Cell::get), Ordering::Relaxed);
         if me.stuck.load(Ordering::Relaxed) {
             me.stuck.store(false, Ordering::Relaxed);
         }
@@ -215,7 +228,8 @@ impl WorkerCtx {
             sched.idle.num_searching.fetch_add(1, Ordering::SeqCst);
         }
         for _ in 0..defaults::SPIN_BEFORE_PARK {
-            if sched.stealable_work_exists() || sched.is_shutdown() {
+            if sched.stealable_work_exists() || sched.is_shutdown() || sched.is_benched(self.index)
+            {
                 return true;
             }
             for _ in 0..16 {
@@ -230,6 +244,38 @@ impl WorkerCtx {
         let last = sched.idle.num_searching.fetch_sub(1, Ordering::SeqCst) == 1;
         if last && !self.local.is_empty() {
             sched.idle.notify_one(sched);
+        }
+    }
+
+    /// Benched by the throttle (`throttle.rs`): hands everything queued here to the
+    /// injector, where active workers take it, and parks outside the idle list until
+    /// brought back. A notifier that picked this worker as a searcher meanwhile has its
+    /// wake-up passed on, so no notification is lost.
+    fn sit_out(&self, sched: &Scheduler, parker: &Parker) {
+        let me = self.me(sched);
+        let mut handed = false;
+        if let Some(t) = take_slot(me) {
+            sched.injector.push(t);
+            handed = true;
+        }
+        while let Some(t) = self.local.pop() {
+            sched.injector.push(t);
+            handed = true;
+        }
+        if self.searching.replace(false) {
+            sched.idle.num_searching.fetch_sub(1, Ordering::SeqCst);
+        }
+        // A sender that saw this worker searching (or about to park) left its work to
+        // it; and the early exit of `park` returns here, not to `find_task`, when it
+        // saw work. So look again, after our count is gone (the fence pairs with the
+        // notifier's), and pass the work on to an active worker.
+        fence(Ordering::SeqCst);
+        if handed || sched.stealable_work_exists() {
+            sched.idle.notify_one(sched);
+        }
+        sched.notify_quiet();
+        while sched.is_benched(self.index) && !sched.is_shutdown() {
+            parker.park();
         }
     }
 
@@ -269,6 +315,16 @@ impl WorkerCtx {
             }
             if !sched.idle.is_registered(self.index) {
                 self.searching.set(true);
+                return true;
+            }
+            if sched.is_benched(self.index) {
+                // Benched while parked here: leave the idle list (so notifiers pick an
+                // active worker) and sit out from the main loop. If a notifier took
+                // us off the list first, we count as its searcher: `sit_out` passes
+                // the wake-up on.
+                if !sched.idle.unregister(self.index) {
+                    self.searching.set(true);
+                }
                 return true;
             }
         }

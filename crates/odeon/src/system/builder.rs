@@ -16,6 +16,7 @@ pub(crate) struct Config {
     pub(crate) max_spare_workers: usize,
     pub(crate) ask_timeout: Duration,
     pub(crate) shutdown_timeout: Duration,
+    pub(crate) adaptive_workers: bool,
 }
 
 /// Builds a [`System`].
@@ -56,6 +57,7 @@ impl SystemBuilder {
                 max_spare_workers: defaults::MAX_SPARE_WORKERS,
                 ask_timeout: defaults::ASK_TIMEOUT,
                 shutdown_timeout: defaults::SHUTDOWN_TIMEOUT,
+                adaptive_workers: defaults::ADAPTIVE_WORKERS,
             },
         }
     }
@@ -80,6 +82,17 @@ impl SystemBuilder {
     /// a rescheduling per burst.
     pub fn linger_rounds(mut self, rounds: u32) -> Self {
         self.config.linger_rounds = rounds;
+        self
+    }
+
+    /// Whether the monitor may bench workers while fewer of them handle more messages
+    /// per second (default [`defaults::ADAPTIVE_WORKERS`]). With message-bound work whose
+    /// handlers do next to nothing, moving actors between cores can cost more than the
+    /// extra core gives; the monitor then measures, by short probes, whether one worker
+    /// fewer is faster, and keeps whichever is. A stuck worker or an idle pool brings
+    /// every worker back at once. `false` keeps every worker taking work all the time.
+    pub fn adaptive_workers(mut self, on: bool) -> Self {
+        self.config.adaptive_workers = on;
         self
     }
 

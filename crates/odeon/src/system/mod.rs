@@ -251,6 +251,14 @@ impl System {
         sched.wait_until(deadline, || sched.totals().is_some_and(|t| t[0] == t[1]))
     }
 
+    /// Benches every worker but the first `n` as the throttle would
+    /// ([`SystemBuilder::adaptive_workers`]), until the monitor decides otherwise. For
+    /// tests of the benched state; not part of the supported API.
+    #[doc(hidden)]
+    pub fn bench_workers_for_test(&self, n: usize) {
+        self.handle.shared.sched.set_active(n);
+    }
+
     /// Number of actors spawned and not yet stopped.
     pub fn live_actors(&self) -> u64 {
         let sched = &self.handle.shared.sched;
