@@ -144,6 +144,9 @@ fn start_dedicated<A: Actor>(cell: &Arc<Cell<A>>, parker: crossbeam_utils::sync:
     std::thread::Builder::new()
         .name(format!("odeon-blocking-{}", cell.id.as_u64()))
         .spawn(move || {
+            // Held for the thread's life: a turn ends its quiescence unit through the
+            // scheduler after the cell may already be gone (`cell/turn.rs`, `on_empty`).
+            let _shared = shared;
             let _io = io.enter();
             let dedicated = dedicated;
             loop {

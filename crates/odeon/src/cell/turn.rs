@@ -189,17 +189,22 @@ impl<A: Actor> Cell<A> {
             }
             return None;
         }
-        // The unit ends *before* the mark: once the mark succeeds another thread may
-        // schedule, stop and free this cell, so nothing may touch `self` after it (a
-        // use-after-free found under AddressSanitizer). If a push got in first, the
-        // turn goes on and the unit is opened again.
-        sched.end_unit();
+        // The unit ends only *after* the mark succeeds. Ending it before left a window
+        // in which a message pushed meanwhile (the mark then fails) was covered by no
+        // open unit: with this worker descheduled in that window and every other
+        // actor's mail funnelled into this one, `wait_quiescent` saw begun == ended
+        // while all of it was still queued (`tests/scheduling_quiescence.rs`: 7 of 15
+        // runs failed so). Once the mark succeeds another thread may
+        // schedule, stop and free this cell, so nothing may touch `self` after it; but
+        // `sched` points into the system's `Shared`, not into the cell, and the calling
+        // thread keeps `Shared` alive (a pool worker and a blocking actor's thread each
+        // hold an `Arc` of it for their whole life), so it is still valid.
         // SAFETY: we are the consumer; on success we give up the role and return
         // without touching `self` again.
         if unsafe { self.mailbox.mark_empty() } {
+            sched.end_unit();
             return Some(RunOutcome::Idle);
         }
-        sched.begin_unit();
         *retries += 1;
         if *retries > defaults::PUSH_IN_PROGRESS_RETRIES {
             // A producer is between its swap and its link; let others run meanwhile.

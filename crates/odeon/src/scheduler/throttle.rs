@@ -10,8 +10,10 @@
 //! So the monitor measures. While the pool is busy with message-bound work it tries,
 //! from time to time, one worker fewer (or, once reduced, one more) for a short probe,
 //! and keeps the setting that handled more messages per unit of time. This is hill
-//! climbing on the worker count, as the .NET thread pool does on its thread count
-//! (Hellerstein et al., "Optimizing concurrency levels in the .NET ThreadPool", 2008).
+//! climbing on the worker count, as the CLR 4 thread pool does on its thread count
+//! (Hellerstein, Morrison and Eilebrecht, "Applying control theory in the real world:
+//! experience with building a controller for the .NET thread pool", SIGMETRICS PER
+//! 37(3), 2010).
 //!
 //! A *benched* worker (index ≥ `active`) hands its queued tasks to the injector and
 //! parks outside the idle list, so it is neither woken for new work nor searching.
