@@ -40,6 +40,10 @@ const PROBE_TICKS: u32 = 3;
 /// A probe wins only if it beats the baseline by this fraction (no flapping on noise).
 const MARGIN: f64 = 0.05;
 
+/// A probe whose first counted tick falls this fraction below the baseline is undone
+/// at once.
+const ABORT_BELOW: f64 = 0.2;
+
 /// The throttle's decision for this tick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Decision {
@@ -128,7 +132,10 @@ impl Throttle {
                 let ticks = ticks + 1;
                 // The first tick of a probe mixes both counts: not counted.
                 let sum = if ticks == 1 { sum } else { sum + rate };
-                if ticks < PROBE_TICKS {
+                // A probe that is clearly losing after its first counted tick ends
+                // there: it costs the workloads that need every worker half as much.
+                let losing = ticks == 2 && rate < baseline * (1.0 - ABORT_BELOW);
+                if ticks < PROBE_TICKS && !losing {
                     self.state = State::Probing {
                         from,
                         baseline,
@@ -137,7 +144,7 @@ impl Throttle {
                     };
                     return Decision::Keep;
                 }
-                let probe = sum / f64::from(PROBE_TICKS - 1);
+                let probe = sum / f64::from(ticks - 1);
                 self.state = State::Steady;
                 self.busy_ticks = 0;
                 self.recent_len = 0;
@@ -247,6 +254,18 @@ mod tests {
             reduced <= 3 * 5,
             "probes are short: {reduced} of 200 ticks reduced"
         );
+    }
+
+    #[test]
+    fn a_clearly_losing_probe_is_undone_after_one_counted_tick() {
+        let mut t = Throttle::new(2);
+        let mut total = 0;
+        // Parallel work: one worker handles half as much.
+        let seen = run(&mut t, &mut total, 60, |a| 20_000 * a as u64);
+        let first = seen.iter().position(|&a| a == 1).expect("a probe happened");
+        let reduced = seen[first..].iter().take_while(|&&a| a == 1).count();
+        assert_eq!(reduced, 2, "the transition tick and one counted tick");
+        assert_eq!(seen[first + reduced], 2);
     }
 
     #[test]
