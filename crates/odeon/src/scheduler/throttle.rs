@@ -101,14 +101,10 @@ impl Throttle {
     }
 
     /// Back to every worker and a fresh start (the pool went idle, or a worker is stuck).
-    pub(super) fn reset(&mut self) -> Decision {
-        let was = self.active;
+    /// The caller sets every worker active itself (`monitor.rs`), whatever the throttle
+    /// last decided: a test may have benched workers behind its back.
+    pub(super) fn reset(&mut self) {
         *self = Self::new(self.base);
-        if was == self.base {
-            Decision::Keep
-        } else {
-            Decision::Set(self.base)
-        }
     }
 
     /// One monitor tick while some worker is busy: `total` is the pool's count of
@@ -308,9 +304,16 @@ mod tests {
                 |a| if a == 1 { 27_000 } else { 20_000 },
             );
         }
-        assert_eq!(t.reset(), Decision::Set(2));
+        t.reset();
         assert_eq!(t.active(), 2);
-        assert_eq!(t.reset(), Decision::Keep);
+        // A fresh start: the next probe waits for the first-probe delay again.
+        let seen = run(&mut t, &mut total, FIRST_PROBE_AFTER, |a| {
+            if a == 1 { 27_000 } else { 20_000 }
+        });
+        assert!(
+            seen.iter().all(|&a| a == 2),
+            "no probe before the delay: {seen:?}"
+        );
     }
 
     #[test]

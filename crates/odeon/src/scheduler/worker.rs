@@ -252,25 +252,22 @@ impl WorkerCtx {
     /// brought back. A notifier that picked this worker as a searcher meanwhile has its
     /// wake-up passed on, so no notification is lost.
     fn sit_out(&self, sched: &Scheduler, parker: &Parker) {
-        let me = self.me(sched);
-        let mut handed = false;
-        if let Some(t) = take_slot(me) {
+        if let Some(t) = take_slot(self.me(sched)) {
             sched.injector.push(t);
-            handed = true;
         }
         while let Some(t) = self.local.pop() {
             sched.injector.push(t);
-            handed = true;
         }
         if self.searching.replace(false) {
             sched.idle.num_searching.fetch_sub(1, Ordering::SeqCst);
         }
-        // A sender that saw this worker searching (or about to park) left its work to
-        // it; and the early exit of `park` returns here, not to `find_task`, when it
-        // saw work. So look again, after our count is gone (the fence pairs with the
-        // notifier's), and pass the work on to an active worker.
+        // Whatever was handed over above is in the injector now. Besides, a sender
+        // that saw this worker searching (or about to park) left its work to it, and
+        // the early exit of `park` returns here, not to `find_task`, when it saw work.
+        // So look, after our count is gone (the fence pairs with the notifier's), and
+        // pass any work on to an active worker.
         fence(Ordering::SeqCst);
-        if handed || sched.stealable_work_exists() {
+        if sched.stealable_work_exists() {
             sched.idle.notify_one(sched);
         }
         sched.notify_quiet();
