@@ -144,9 +144,9 @@ fn start_dedicated<A: Actor>(cell: &Arc<Cell<A>>, parker: crossbeam_utils::sync:
     std::thread::Builder::new()
         .name(format!("odeon-blocking-{}", cell.id.as_u64()))
         .spawn(move || {
-            // Held for the thread's life: a turn ends its quiescence unit through the
-            // scheduler after the cell may already be gone (`cell/turn.rs`, `on_empty`).
-            let _shared = shared;
+            // Held for the thread's life: this thread ends a drained turn's quiescence
+            // unit after the cell may already be gone (`RunOutcome::Drained`).
+            let shared = shared;
             let _io = io.enter();
             let dedicated = dedicated;
             loop {
@@ -159,9 +159,13 @@ fn start_dedicated<A: Actor>(cell: &Arc<Cell<A>>, parker: crossbeam_utils::sync:
                 loop {
                     // SAFETY: `ready` was set by the push that owned the consumer role
                     // (or by spawn), so this thread owns the turn.
-                    match unsafe { task.run() } {
+                    match unsafe { task.run() }.outcome {
                         RunOutcome::Requeue => continue,
-                        RunOutcome::Idle => break,
+                        RunOutcome::Drained => {
+                            shared.sched.end_unit();
+                            break;
+                        }
+                        RunOutcome::Parked => break,
                         RunOutcome::Stopped => return,
                     }
                 }

@@ -10,7 +10,7 @@ use std::task::Poll;
 use super::{Cell, IDLE, NOTIFIED, PARKED, Phase, RUNNING, SCHEDULED, STOP_REQUESTED};
 use crate::defaults;
 use crate::mailbox::node::{Delivered, Header, Kind};
-use crate::scheduler::{RunOutcome, TaskHeader};
+use crate::scheduler::{RunOutcome, TaskHeader, TurnReport};
 use crate::{Actor, StopReason};
 
 /// The `run` entry of every cell's task vtable.
@@ -18,18 +18,18 @@ use crate::{Actor, StopReason};
 /// # Safety
 /// `task` points at the `task` field of a live `Cell<A>` whose turn the caller owns
 /// (it was popped from a run queue), and the runtime's count on the cell is held.
-pub(crate) unsafe fn run_turn<A: Actor>(task: NonNull<TaskHeader>) -> RunOutcome {
+pub(crate) unsafe fn run_turn<A: Actor>(task: NonNull<TaskHeader>) -> TurnReport {
     let ptr = task.cast::<Cell<A>>();
     // SAFETY: `task` is the first field of a `#[repr(C)] Cell<A>` and was made from the
     // cell's `Arc::as_ptr` pointer (caller contract), so it may be used as the cell.
-    let outcome = unsafe { ptr.as_ref() }.turn();
-    if outcome == RunOutcome::Stopped {
+    let report = unsafe { ptr.as_ref() }.turn();
+    if report.outcome == RunOutcome::Stopped {
         // SAFETY: the turn that stops the actor gives back the count `spawn` took with
         // `Arc::into_raw`; `ptr` has the provenance of that `Arc`. Nothing touches the
         // cell after this line.
         unsafe { drop(Arc::from_raw(ptr.as_ptr().cast_const())) };
     }
-    outcome
+    report
 }
 
 /// Extracts a readable message from a panic payload.
@@ -44,17 +44,20 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl<A: Actor> Cell<A> {
-    fn turn(&self) -> RunOutcome {
+    fn turn(&self) -> TurnReport {
         let mut handled = 0usize;
         let result = catch_unwind(AssertUnwindSafe(|| self.turn_inner(&mut handled)));
-        crate::scheduler::note_handled(handled);
-        match result {
+        let outcome = match result {
             Ok(outcome) => outcome,
             Err(payload) => {
                 let msg = panic_message(&*payload);
                 tracing::debug!(actor = %self.id(), panic = %msg, "handler panicked");
                 self.on_panic(msg)
             }
+        };
+        TurnReport {
+            outcome,
+            handled: u32::try_from(handled).unwrap_or(u32::MAX),
         }
     }
 
@@ -181,29 +184,26 @@ impl<A: Actor> Cell<A> {
         // which costs the producer a run-queue push and, when it races with the worker
         // going idle, a futex wake-up of another worker (see `SystemBuilder::linger_rounds`).
         // Any other runnable work ends the linger, so fairness is unchanged.
-        let sched = &self.shared.sched;
-        if *lingered < self.shared.config.linger_rounds && sched.nothing_else_to_run() {
+        if *lingered < self.shared.config.linger_rounds && self.shared.sched.nothing_else_to_run() {
             *lingered += 1;
             for _ in 0..defaults::LINGER_SPINS {
                 std::hint::spin_loop();
             }
             return None;
         }
-        // The unit ends only *after* the mark succeeds. Ending it before left a window
-        // in which a message pushed meanwhile (the mark then fails) was covered by no
+        // The unit ends only *after* the mark succeeds: `Drained` tells the thread
+        // that ran the turn to end it. Ending it before the mark left a window in
+        // which a message pushed meanwhile (the mark then fails) was covered by no
         // open unit: with this worker descheduled in that window and every other
         // actor's mail funnelled into this one, `wait_quiescent` saw begun == ended
         // while all of it was still queued (`tests/scheduling_quiescence.rs`: 7 of 15
-        // runs failed so). Once the mark succeeds another thread may
-        // schedule, stop and free this cell, so nothing may touch `self` after it; but
-        // `sched` points into the system's `Shared`, not into the cell, and the calling
-        // thread keeps `Shared` alive (a pool worker and a blocking actor's thread each
-        // hold an `Arc` of it for their whole life), so it is still valid.
+        // runs failed so). Once the mark succeeds another thread may schedule, stop
+        // and free this cell, so nothing may touch `self` after it; the unit's counter
+        // belongs to the calling thread, not to the cell.
         // SAFETY: we are the consumer; on success we give up the role and return
         // without touching `self` again.
         if unsafe { self.mailbox.mark_empty() } {
-            sched.end_unit();
-            return Some(RunOutcome::Idle);
+            return Some(RunOutcome::Drained);
         }
         *retries += 1;
         if *retries > defaults::PUSH_IN_PROGRESS_RETRIES {
@@ -242,7 +242,7 @@ impl<A: Actor> Cell<A> {
                 .wake
                 .compare_exchange(RUNNING, PARKED, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return RunOutcome::Idle,
+                Ok(_) => return RunOutcome::Parked,
                 Err(NOTIFIED) => {
                     if self.flags.load(Ordering::Acquire) & STOP_REQUESTED != 0 {
                         // A stop request woke us: the next turn sees it and stops.

@@ -9,19 +9,12 @@ use std::time::Duration;
 use crossbeam_deque::{Steal, Worker};
 use crossbeam_utils::sync::Parker;
 
-use super::{Count, Placement, RunOutcome, Scheduler, Task, WorkerShared};
+use super::{Count, Placement, RunOutcome, Scheduler, Task, TurnReport, WorkerShared};
 use crate::defaults;
 use crate::system::Shared;
 
 thread_local! {
     static CURRENT: Cell<*const WorkerCtx> = const { Cell::new(ptr::null()) };
-    /// Messages handled by turns on this thread; a worker publishes it after each turn.
-    static HANDLED: Cell<u64> = const { Cell::new(0) };
-}
-
-/// Counts messages a turn handled on the calling thread (the throttle's measure).
-pub(crate) fn note_handled(n: usize) {
-    HANDLED.with(|c| c.set(c.get().wrapping_add(n as u64)));
 }
 
 /// The thread-local half of a worker.
@@ -137,15 +130,21 @@ impl WorkerCtx {
             .store(me.seq.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         me.busy.store(true, Ordering::Relaxed);
         // SAFETY: the task came from a run queue or slot, so this worker owns the turn.
-        let outcome = unsafe { task.run() };
+        let TurnReport { outcome, handled } = unsafe { task.run() };
         me.busy.store(false, Ordering::Relaxed);
         // Single writer: only this worker's turns count here.
-        me.handled.store(HANDLED.with(Cell::get), Ordering::Relaxed);
+        me.handled.store(
+            me.handled.load(Ordering::Relaxed) + u64::from(handled),
+            Ordering::Relaxed,
+        );
         if me.stuck.load(Ordering::Relaxed) {
             me.stuck.store(false, Ordering::Relaxed);
         }
-        if outcome == RunOutcome::Requeue {
-            self.push_back(sched, task);
+        match outcome {
+            RunOutcome::Requeue => self.push_back(sched, task),
+            // After the mark, as the quiescence protocol requires (`cell/turn.rs`).
+            RunOutcome::Drained => self.bump(sched, Count::Ended),
+            RunOutcome::Parked | RunOutcome::Stopped => {}
         }
     }
 
