@@ -29,8 +29,8 @@ pub(super) const MIN_RATE_PER_WORKER_MS: f64 = 1_000.0;
 /// work that runs faster on fewer workers (Big) pays the slower count; the early
 /// abort below keeps a first probe cheap for work that needs every worker. Against 10
 /// ticks, side by side (2026-11-25, 18–48 interleaved runs each): Big 180.7 → 179.7
-/// ms, Counting 22.9 → 16.9, ForkJoin throughput 25.3 → 22.8, Chameneos 29.1 → 27.0;
-/// Logistic Map, Banking and Philosophers within their spread.
+/// ms, ForkJoin throughput 25.3 → 22.8, Chameneos 29.1 → 27.0; Logistic Map, Banking
+/// and Philosophers within their spread; Counting is bimodal in both builds.
 const FIRST_PROBE_AFTER: u32 = BASELINE_TICKS as u32;
 
 /// Busy ticks between later probes: the machine and the workload change. Each probe
