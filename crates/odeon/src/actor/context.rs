@@ -197,6 +197,9 @@ impl<A: Actor> Context<A> {
     }
 
     pub(crate) fn take_stop(&mut self) -> Option<StopReason> {
+        // Read before writing: the turn asks after every message, and an unconditional
+        // `take` would write the context's line each time (see `Cell`'s layout).
+        self.stop.as_ref()?;
         self.stop.take().map(|b| *b)
     }
 

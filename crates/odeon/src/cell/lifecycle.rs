@@ -136,11 +136,11 @@ impl<A: Actor> Cell<A> {
                 (Header::vtable(node).discard)(node);
             }
             loop {
-                while let Some(link) = self.mailbox.pop() {
+                while let Some(link) = self.mailbox.pop(&self.mailbox_head) {
                     let node = Header::<A>::from_link(link);
                     (Header::vtable(node).discard)(node);
                 }
-                if self.mailbox.mark_empty() {
+                if self.mailbox.mark_empty(&self.mailbox_head) {
                     break;
                 }
                 std::hint::spin_loop();

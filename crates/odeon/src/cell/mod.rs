@@ -42,7 +42,7 @@ pub use spawn::SpawnOptions;
 pub(crate) use spawn::spawn;
 
 use crate::mailbox::node::{Header, PendingFuture, message_node, signal_node};
-use crate::mailbox::queue::{Push, Queue};
+use crate::mailbox::queue::{Head, Push, Queue};
 use crate::refs::ask::ReplyTo;
 use crate::scheduler::{Placement, Task, TaskHeader};
 use crate::supervision::Supervised;
@@ -105,26 +105,43 @@ pub(crate) struct Control {
     pub(crate) final_reason: Option<StopReason>,
 }
 
+/// The fields are ordered by who touches them on the hot paths, so that a producer on
+/// one core and the actor's turn on another do not write to a cache line the other
+/// reads for every message, without padding (an idle actor must stay small). The
+/// allocation is not line-aligned (`Arc`'s counts come first, and blocks of this size
+/// sit at varying offsets in a line), so the groups rely on distances, not alignment:
+///
+/// 1. `mailbox_head`, which every send writes, with 56 bytes of fields behind it that
+///    no hot path touches for each message (`ctl`, `id`, `refs`, `raw`, `pending`),
+///    so that the consumer's fields start a full line after it.
+/// 2. Fields both sides read but rarely write (`flags`, `wake`, `shared`, `extras`),
+///    and `life`, which a turn reads for each message.
+/// 3. What the turn writes for each message: `mailbox` (its `tail`), `cx`, and the
+///    actor's state, last.
+///
+/// Measured on Counting with the producer and the counter on two workers: see
+/// `docs/bench/` (cell layout, 2026-11-25).
 #[repr(C)]
 pub(crate) struct Cell<A: Actor> {
     /// Must stay first: run queues hold `NonNull<TaskHeader>` pointing here.
     task: TaskHeader,
+    mailbox_head: Head,
+    pub(crate) ctl: Mutex<Option<Box<Control>>>,
+    id: ActorId,
+    pub(crate) refs: AtomicUsize,
     /// This cell as `Arc::as_ptr` gave it: the only pointer the runtime turns into a
     /// task, a waker or a new `Arc`, because it carries provenance over the whole
     /// allocation (a pointer made from `&self` would not; Miri checks this).
     raw: AtomicPtr<Cell<A>>,
-    mailbox: Queue,
+    pending: UnsafeCell<Option<PendingFuture>>,
     flags: AtomicU8,
     wake: AtomicU8,
-    pub(crate) refs: AtomicUsize,
-    id: ActorId,
     shared: Arc<Shared>,
     extras: Option<Box<Extras>>,
-    pub(crate) ctl: Mutex<Option<Box<Control>>>,
     life: UnsafeCell<Life<A>>,
+    mailbox: Queue,
     cx: UnsafeCell<Context<A>>,
     state: UnsafeCell<Option<A>>,
-    pending: UnsafeCell<Option<PendingFuture>>,
 }
 
 // SAFETY: the `UnsafeCell` fields are only accessed by the actor's current turn, and
@@ -227,7 +244,7 @@ impl<A: Actor> Cell<A> {
     pub(crate) fn push_node(&self, node: NonNull<Header<A>>) {
         // SAFETY: the node is freshly allocated and owned by no queue; it stays alive
         // until popped (nodes are only freed by deliver/discard).
-        let push = unsafe { self.mailbox.push(Header::link(node)) };
+        let push = unsafe { self.mailbox.push(&self.mailbox_head, Header::link(node)) };
         if push == Push::WasEmpty {
             self.schedule(Placement::Slot, true);
         }
@@ -338,7 +355,7 @@ impl<A: Actor> Drop for Cell<A> {
         // Free whatever is still queued.
         // SAFETY: `&mut self`: no other thread can touch the cell any more.
         unsafe {
-            while let Some(link) = self.mailbox.pop() {
+            while let Some(link) = self.mailbox.pop(&self.mailbox_head) {
                 let node = Header::<A>::from_link(link);
                 (Header::vtable(node).discard)(node);
             }

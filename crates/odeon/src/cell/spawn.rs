@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use crate::sync::Mutex;
 
 use super::{Cell, Dedicated, Extras, IDLE, Life, Phase};
-use crate::mailbox::queue::Queue;
+use crate::mailbox::queue::{Head, Queue};
 use crate::scheduler::{Placement, RunOutcome, TaskHeader};
 use crate::supervision::Supervised;
 use crate::system::Shared;
@@ -90,31 +90,32 @@ pub(crate) fn spawn<A: Actor>(
     });
     let cell = Arc::new(Cell {
         task: TaskHeader::new(crate::cell::turn::run_turn::<A>),
+        mailbox_head: Head::new(),
+        ctl: Mutex::new(None),
+        id: ActorId::next(),
+        refs: AtomicUsize::new(1),
         raw: AtomicPtr::new(std::ptr::null_mut()),
-        mailbox: Queue::new(),
+        pending: UnsafeCell::new(None),
         flags: AtomicU8::new(0),
         wake: AtomicU8::new(IDLE),
-        refs: AtomicUsize::new(1),
-        id: ActorId::next(),
         shared: shared.clone(),
         extras,
-        ctl: Mutex::new(None),
         life: UnsafeCell::new(Life {
             phase: Phase::New,
             gc_check: false,
             held: VecDeque::new(),
             supervision,
         }),
+        mailbox: Queue::new(),
         cx: UnsafeCell::new(Context::detached()),
         state: UnsafeCell::new(Some(actor)),
-        pending: UnsafeCell::new(None),
     });
     let raw = Arc::as_ptr(&cell).cast_mut();
     cell.raw.store(raw, Ordering::Relaxed);
     // SAFETY: the cell is at its final address and not shared yet. The mailbox starts
     // unmarked: this function owns the first turn and schedules it below.
     unsafe {
-        cell.mailbox.init(false);
+        cell.mailbox.init(&cell.mailbox_head, false);
         (*cell.cx.get()).attach(NonNull::new(raw).unwrap_or_else(|| unreachable!()));
     }
     // The runtime's own count, given back by the turn that stops the actor.

@@ -109,7 +109,7 @@ impl<A: Actor> Cell<A> {
             let node = match held {
                 Some(n) => n,
                 // SAFETY: we are the mailbox's consumer.
-                None => match unsafe { self.mailbox.pop() } {
+                None => match unsafe { self.mailbox.pop(&self.mailbox_head) } {
                     // SAFETY: every link in this mailbox starts a `Header<A>`.
                     Some(link) => unsafe { Header::<A>::from_link(link) },
                     None => {
@@ -202,7 +202,7 @@ impl<A: Actor> Cell<A> {
         // belongs to the calling thread, not to the cell.
         // SAFETY: we are the consumer; on success we give up the role and return
         // without touching `self` again.
-        if unsafe { self.mailbox.mark_empty() } {
+        if unsafe { self.mailbox.mark_empty(&self.mailbox_head) } {
             return Some(RunOutcome::Drained);
         }
         *retries += 1;

@@ -2,6 +2,12 @@
 //! embedded stub), extended with Pony's "empty mark" so that enqueueing and deciding to
 //! schedule are one atomic step.
 //!
+//! The queue is two structs, [`Head`] (what producers write) and [`Queue`] (the
+//! consumer's end), so that their owner can keep them on different cache lines
+//! without padding (see `Cell` in `cell/mod.rs`): when producer and consumer run on
+//! two cores, a `head` that shares a line with `tail` moves that line between the
+//! cores on every message.
+//!
 //! Invariants (see `mailbox/mod.rs` for the protocol around them):
 //! 1. `head` is written only by [`Queue::push`] (producers, `swap`) and
 //!    [`Queue::mark_empty`] (the consumer, `compare_exchange`).
@@ -43,11 +49,22 @@ pub(crate) enum Push {
     Queued,
 }
 
-/// A multi-producer, single-consumer intrusive queue. It must not move after
-/// [`Queue::init`], because `head` and `tail` point at the embedded stub.
+/// The producers' end of a [`Queue`]: the last node pushed, with the EMPTY mark.
+#[derive(Debug)]
+pub(crate) struct Head(AtomicPtr<Link>);
+
+impl Head {
+    pub(crate) fn new() -> Self {
+        Self(AtomicPtr::new(ptr::null_mut()))
+    }
+}
+
+/// A multi-producer, single-consumer intrusive queue: the consumer's end plus the
+/// embedded stub. Every operation also takes the queue's [`Head`], which its owner
+/// keeps elsewhere (module docs). Neither may move after [`Queue::init`], because the
+/// head and `tail` point at the embedded stub.
 #[derive(Debug)]
 pub(crate) struct Queue {
-    head: AtomicPtr<Link>,
     tail: UnsafeCell<*mut Link>,
     stub: Link,
 }
@@ -62,7 +79,6 @@ impl Queue {
     /// A queue that still needs [`Queue::init`] at its final address.
     pub(crate) fn new() -> Self {
         Self {
-            head: AtomicPtr::new(ptr::null_mut()),
             tail: UnsafeCell::new(ptr::null_mut()),
             stub: Link::new(),
         }
@@ -92,25 +108,26 @@ impl Queue {
     /// owns the consumer (an actor is scheduled once when it is spawned).
     ///
     /// # Safety
-    /// Called once, before any other use, at the address the queue keeps for its life.
-    pub(crate) unsafe fn init(&self, marked_empty: bool) {
+    /// Called once, before any other use, with the queue and its head at the addresses
+    /// they keep for their life.
+    pub(crate) unsafe fn init(&self, head: &Head, marked_empty: bool) {
         let stub = self.stub_ptr();
         // SAFETY: no other thread can see the queue yet (caller contract).
         unsafe { *self.tail.get() = stub };
-        let head = if marked_empty {
+        let first = if marked_empty {
             stub.map_addr(|a| a | EMPTY)
         } else {
             stub
         };
-        self.head.store(head, Ordering::Release);
+        head.0.store(first, Ordering::Release);
     }
 
     /// Appends `node`. Wait-free: one `swap` and one store.
     ///
     /// # Safety
-    /// `node` points to a live `Link` that is in no queue, and stays alive until the
-    /// consumer pops it.
-    pub(crate) unsafe fn push(&self, node: NonNull<Link>) -> Push {
+    /// `head` is this queue's; `node` points to a live `Link` that is in no queue, and
+    /// stays alive until the consumer pops it.
+    pub(crate) unsafe fn push(&self, head: &Head, node: NonNull<Link>) -> Push {
         let node = node.as_ptr();
         // SAFETY: the caller owns `node` until it is linked.
         unsafe { self.link(node) }
@@ -119,7 +136,7 @@ impl Queue {
         // AcqRel: Release publishes the node's payload to the consumer's Acquire load of
         // `next`; Acquire pairs with `mark_empty`'s Release so that a push that finds the
         // mark sees everything the last activation did before it went idle.
-        let prev = self.head.swap(node, Ordering::AcqRel);
+        let prev = head.0.swap(node, Ordering::AcqRel);
         let was_empty = prev.addr() & EMPTY != 0;
         let prev = prev.map_addr(|a| a & !EMPTY);
         // SAFETY: `prev` is the previous last node. The consumer only retires a node after
@@ -139,8 +156,9 @@ impl Queue {
     /// through a push (then [`Queue::mark_empty`] fails and the caller tries again).
     ///
     /// # Safety
-    /// Only the consumer calls this (the thread running the actor's activation).
-    pub(crate) unsafe fn pop(&self) -> Option<NonNull<Link>> {
+    /// Only the consumer calls this (the thread running the actor's activation), with
+    /// this queue's head.
+    pub(crate) unsafe fn pop(&self, head: &Head) -> Option<NonNull<Link>> {
         let stub = self.stub_ptr();
         // SAFETY: consumer-only field (caller contract).
         let tail_slot = unsafe { &mut *self.tail.get() };
@@ -160,14 +178,14 @@ impl Queue {
             *tail_slot = next;
             return NonNull::new(tail);
         }
-        let head = self.head.load(Ordering::Acquire).map_addr(|a| a & !EMPTY);
-        if tail != head {
+        let last = head.0.load(Ordering::Acquire).map_addr(|a| a & !EMPTY);
+        if tail != last {
             // A producer swapped `head` but has not linked its node yet.
             return None;
         }
         // `tail` is the last node: put the stub behind it so it can be handed out.
         // SAFETY: the stub is in no queue at this point (tail != stub).
-        let _ = unsafe { self.push(NonNull::from(&self.stub)) };
+        let _ = unsafe { self.push(head, NonNull::from(&self.stub)) };
         // SAFETY: `tail` is still alive: we have not returned it yet.
         next = unsafe { self.link(tail) }.next.load(Ordering::Acquire);
         if !next.is_null() {
@@ -197,8 +215,9 @@ impl Queue {
     /// got in first; the consumer then still owns the queue and must keep popping.
     ///
     /// # Safety
-    /// Only the consumer calls this, and gives up the consumer role when it returns `true`.
-    pub(crate) unsafe fn mark_empty(&self) -> bool {
+    /// Only the consumer calls this, with this queue's head, and gives up the consumer
+    /// role when it returns `true`.
+    pub(crate) unsafe fn mark_empty(&self, head: &Head) -> bool {
         let stub = self.stub_ptr();
         // `head == stub` alone is not enough: `pop` may have re-pushed the stub behind a
         // node whose producer had not linked it yet, leaving `tail` on that node. Only
@@ -209,7 +228,7 @@ impl Queue {
             return false;
         }
         // Release pairs with the Acquire of the `swap` in `push` (see there).
-        self.head
+        head.0
             .compare_exchange(
                 stub,
                 stub.map_addr(|a| a | EMPTY),
@@ -217,6 +236,51 @@ impl Queue {
                 Ordering::Relaxed,
             )
             .is_ok()
+    }
+}
+
+/// A queue with its head beside it, for the tests: they do not care about lines.
+#[cfg(test)]
+struct TestQueue {
+    head: Head,
+    queue: Queue,
+}
+
+#[cfg(test)]
+impl TestQueue {
+    fn new() -> Self {
+        Self {
+            head: Head::new(),
+            queue: Queue::new(),
+        }
+    }
+
+    /// # Safety
+    /// As for [`Queue::init`].
+    unsafe fn init(&self, marked_empty: bool) {
+        // SAFETY: caller contract.
+        unsafe { self.queue.init(&self.head, marked_empty) }
+    }
+
+    /// # Safety
+    /// As for [`Queue::push`].
+    unsafe fn push(&self, node: NonNull<Link>) -> Push {
+        // SAFETY: caller contract.
+        unsafe { self.queue.push(&self.head, node) }
+    }
+
+    /// # Safety
+    /// As for [`Queue::pop`].
+    unsafe fn pop(&self) -> Option<NonNull<Link>> {
+        // SAFETY: caller contract.
+        unsafe { self.queue.pop(&self.head) }
+    }
+
+    /// # Safety
+    /// As for [`Queue::mark_empty`].
+    unsafe fn mark_empty(&self) -> bool {
+        // SAFETY: caller contract.
+        unsafe { self.queue.mark_empty(&self.head) }
     }
 }
 
@@ -246,8 +310,8 @@ mod tests {
         unsafe { Box::from_raw(link.cast::<Node>().as_ptr()).value }
     }
 
-    fn new_queue(marked_empty: bool) -> Box<Queue> {
-        let q = Box::new(Queue::new());
+    fn new_queue(marked_empty: bool) -> Box<TestQueue> {
+        let q = Box::new(TestQueue::new());
         // SAFETY: the queue is boxed (stable address) and not shared yet.
         unsafe { q.init(marked_empty) };
         q
@@ -286,7 +350,7 @@ mod tests {
     fn messages_from_each_producer_arrive_in_order_and_none_is_lost() {
         let producers = if cfg!(miri) { 3 } else { 4 };
         let per = if cfg!(miri) { 50 } else { 20_000 };
-        let q = Arc::new(Queue::new());
+        let q = Arc::new(TestQueue::new());
         // SAFETY: the queue is at its final address (inside the Arc) and not shared yet.
         unsafe { q.init(true) };
         let mut handles = Vec::new();
@@ -341,7 +405,7 @@ mod loom_tests {
     }
 
     struct Consumer {
-        queue: Queue,
+        queue: TestQueue,
         consuming: AtomicBool,
         consumed: AtomicUsize,
     }
@@ -377,7 +441,7 @@ mod loom_tests {
     fn every_message_is_consumed_by_exactly_one_scheduled_consumer() {
         loom::model(|| {
             let c = Arc::new(Consumer {
-                queue: Queue::new(),
+                queue: TestQueue::new(),
                 consuming: AtomicBool::new(false),
                 consumed: AtomicUsize::new(0),
             });
