@@ -118,9 +118,18 @@ impl WorkerCtx {
     fn push_back(&self, sched: &Scheduler, task: Task) {
         self.local.push(task);
         let slot_full = !self.me(sched).slot.load(Ordering::Relaxed).is_null();
-        if self.local.len() + usize::from(slot_full) >= 2 {
+        if self.local.len() + usize::from(slot_full) >= 2 && !self.alone(sched) {
             sched.idle.notify_one(sched);
         }
+    }
+
+    /// Whether this is the only base worker taking work (the throttle benched the
+    /// others, or the pool has one worker). Then nobody on the idle list could take
+    /// the work, and `notify_one` would only pay its `SeqCst` fence: Big on one
+    /// worker hit it on about one message in five. Spares are not on the idle list,
+    /// and a worker brought back by the throttle looks for work by itself.
+    fn alone(&self, sched: &Scheduler) -> bool {
+        self.index == 0 && sched.active.load(Ordering::Relaxed) == 1
     }
 
     fn run_task(&self, sched: &Scheduler, task: Task) {
