@@ -2,7 +2,9 @@
 //!
 //! # Types
 //! - [`queue::Queue`]: the intrusive queue (Vyukov's, with an embedded stub) plus an
-//!   EMPTY mark in the low bit of `head` (Pony's `messageq`).
+//!   EMPTY mark in the low bit of its head (Pony's `messageq`). The head, which every
+//!   sender writes, is a separate [`queue::Head`], so that the cell can keep it away
+//!   from the lines its turn works on.
 //! - [`node`]: one heap node per message with a static vtable; signals (restart, GC
 //!   check, child events) are nodes too, so all of an actor's input is one FIFO.
 //!
