@@ -8,7 +8,9 @@
 //! - [`protocol`]: how the runner starts a driver process and reads its results, and
 //!   [`protocol::drive`], the `main` of every Rust driver;
 //! - [`rng`]: the two generators the suite uses, bit-exact (`PseudoRandom` and
-//!   `java.util.Random`), so every runtime computes on the same data.
+//!   `java.util.Random`), so every runtime computes on the same data;
+//! - [`kernels`]: compute kernels every driver calls, so every runtime also runs the
+//!   same machine code for them.
 //!
 //! ```
 //! use savina::catalog;
@@ -17,6 +19,7 @@
 //! ```
 
 pub mod catalog;
+pub mod kernels;
 pub mod protocol;
 pub mod rng;
 

@@ -2,6 +2,7 @@
 //! W sub-ranges to W workers and gathers their areas.
 
 use actix::{Actor, ActorContext, Addr, AsyncContext, Context, Handler, Message};
+use savina::kernels::trapezoid_area;
 use savina::{Outcome, Params};
 
 use crate::common::{Live, Rt, Slot, Variant, run_system};
@@ -22,23 +23,6 @@ struct AreaResult {
     area: f64,
     #[allow(dead_code)] // part of Savina's message; the Master only sums
     worker: usize,
-}
-
-/// f(x) = sin(x³ − 1)/(x + 1) · √(1 + e^√(2x)).
-fn f(x: f64) -> f64 {
-    let quotient = (x * x * x - 1.0).sin() / (x + 1.0);
-    quotient * (1.0 + (2.0 * x).sqrt().exp()).sqrt()
-}
-
-/// The worker's integral: ⌊(r − l)/h⌋ trapezoids of width h from l.
-fn integrate(left: f64, right: f64, h: f64) -> f64 {
-    let pieces = ((right - left) / h) as u64;
-    (0..pieces)
-        .map(|k| {
-            let lx = k as f64 * h + left;
-            0.5 * (f(lx) + f(lx + h)) * h
-        })
-        .sum()
 }
 
 /// Worker i's sub-range of `[left, right]` split in `workers` parts.
@@ -117,7 +101,7 @@ impl Handler<Work> for Worker {
     type Result = ();
     fn handle(&mut self, Work { left, right, h }: Work, ctx: &mut Context<Self>) {
         self.master.do_send(AreaResult {
-            area: integrate(left, right, h),
+            area: trapezoid_area(left, right, h),
             worker: self.id,
         });
         ctx.stop();
@@ -130,7 +114,7 @@ fn reference(n: u64, workers: usize, left: f64, right: f64) -> f64 {
     (0..workers)
         .map(|i| {
             let (wl, wr) = sub_range(left, right, workers, i);
-            integrate(wl, wr, h)
+            trapezoid_area(wl, wr, h)
         })
         .sum()
 }

@@ -4,6 +4,7 @@
 use kameo::actor::ActorRef;
 use kameo::error::Infallible;
 use kameo::message::{Context, Message};
+use savina::kernels::trapezoid_area;
 use savina::{Outcome, Params};
 use tokio::sync::oneshot;
 
@@ -11,22 +12,6 @@ use crate::common::{self, Exit, plain_actor, tell};
 
 /// Savina's area at the defaults.
 const EXPECTED_DEFAULT: f64 = 0.27108075195295755;
-
-fn f(x: f64) -> f64 {
-    let numerator = (x * x * x - 1.0).sin();
-    numerator / (x + 1.0) * (1.0 + (2.0 * x).sqrt().exp()).sqrt()
-}
-
-/// One worker's share: ⌊(r − l)/h⌋ trapezoids of width h from l.
-fn integrate(l: f64, r: f64, h: f64) -> f64 {
-    let n = ((r - l) / h) as u64;
-    (0..n)
-        .map(|k| {
-            let lx = k as f64 * h + l;
-            0.5 * (f(lx) + f(lx + h)) * h
-        })
-        .sum()
-}
 
 /// Worker i's slice of [l, r] split W ways.
 fn slice(l: f64, r: f64, workers: u64, i: u64) -> (f64, f64) {
@@ -105,7 +90,7 @@ impl Message<Work> for Worker {
     type Reply = ();
 
     async fn handle(&mut self, Work(l, r, h): Work, ctx: &mut Context<Self, ()>) {
-        tell(&self.master, MasterMsg::Result(integrate(l, r, h)));
+        tell(&self.master, MasterMsg::Result(trapezoid_area(l, r, h)));
         ctx.stop();
     }
 }
@@ -144,7 +129,7 @@ pub fn run(params: &Params) -> Outcome {
             (0..w)
                 .map(|i| {
                     let (wl, wr) = slice(l, r, w, i);
-                    integrate(wl, wr, h)
+                    trapezoid_area(wl, wr, h)
                 })
                 .sum()
         };

@@ -4,32 +4,10 @@
 use std::sync::mpsc;
 
 use odeon::{Actor, ActorRef, Context, Handler, Message};
+use savina::kernels::trapezoid_area;
 use savina::{Outcome, Params};
 
 use super::{Exit, Latch, outcome, timed};
-
-/// The integrand, computed exactly as the actix, kameo and ractor drivers compute it
-/// (`x * x * x`, not `powf(3.0)`, which made this driver's work alone twice as costly,
-/// a difference in the benchmark rather than in the runtime).
-fn fx(x: f64) -> f64 {
-    let a = (x * x * x - 1.0).sin();
-    let b = x + 1.0;
-    let c = a / b;
-    let d = (1.0 + (2.0 * x).sqrt().exp()).sqrt();
-    c * d
-}
-
-/// One worker's integral over `[l, r]` with pieces of width `h`.
-fn integrate(l: f64, r: f64, h: f64) -> f64 {
-    let pieces = ((r - l) / h) as i64;
-    let mut area = 0.0;
-    for i in 0..pieces {
-        let lx = i as f64 * h + l;
-        let rx = lx + h;
-        area += 0.5 * (fx(lx) + fx(rx)) * h;
-    }
-    area
-}
 
 /// Worker `i`'s range, as the master computes it.
 fn range(i: u32, workers: u32, l: f64, r: f64) -> (f64, f64) {
@@ -110,7 +88,7 @@ impl Handler<Area> for Master {
 
 impl Handler<Work> for Worker {
     fn handle(&mut self, msg: Work, cx: &mut Context<Self>) {
-        let area = integrate(msg.l, msg.r, msg.h);
+        let area = trapezoid_area(msg.l, msg.r, msg.h);
         let _ = self.master.tell(Area {
             area,
             worker: self.id,
@@ -151,7 +129,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
             (0..workers)
                 .map(|i| {
                     let (wl, wr) = range(i, workers, l, r);
-                    integrate(wl, wr, h)
+                    trapezoid_area(wl, wr, h)
                 })
                 .sum()
         };

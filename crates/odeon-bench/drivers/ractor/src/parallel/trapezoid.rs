@@ -2,6 +2,7 @@
 //! integrate a slice of [L, R] and report to a master.
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
+use savina::kernels::trapezoid_area;
 use savina::{Outcome, Params};
 use tokio::sync::oneshot;
 
@@ -9,22 +10,6 @@ use crate::common::{self, Exit, state_from_args, tell};
 
 /// Savina's area at the defaults.
 const EXPECTED_DEFAULT: f64 = 0.27108075195295755;
-
-fn f(x: f64) -> f64 {
-    let numerator = (x * x * x - 1.0).sin();
-    numerator / (x + 1.0) * (1.0 + (2.0 * x).sqrt().exp()).sqrt()
-}
-
-/// One worker's share: ⌊(r − l)/h⌋ trapezoids of width h from l.
-fn integrate(l: f64, r: f64, h: f64) -> f64 {
-    let n = ((r - l) / h) as u64;
-    (0..n)
-        .map(|k| {
-            let lx = k as f64 * h + l;
-            0.5 * (f(lx) + f(lx + h)) * h
-        })
-        .sum()
-}
 
 /// Worker i's slice of [l, r] split W ways.
 fn slice(l: f64, r: f64, workers: u64, i: u64) -> (f64, f64) {
@@ -121,7 +106,7 @@ impl Actor for WorkerActor {
         Work(l, r, h): Work,
         st: &mut Worker,
     ) -> Result<(), ActorProcessingErr> {
-        tell(&st.master, MasterMsg::Result(integrate(l, r, h)));
+        tell(&st.master, MasterMsg::Result(trapezoid_area(l, r, h)));
         myself.stop(None);
         Ok(())
     }
@@ -162,7 +147,7 @@ pub fn run(params: &Params) -> Outcome {
             (0..w)
                 .map(|i| {
                     let (wl, wr) = slice(l, r, w, i);
-                    integrate(wl, wr, h)
+                    trapezoid_area(wl, wr, h)
                 })
                 .sum()
         };
