@@ -40,7 +40,9 @@ pub struct Args {
     pub threads: Option<u64>,
 
     /// Add a runtime configuration NAME whose driver is COMMAND (split on spaces),
-    /// e.g. an older build of odeon; a built-in NAME is replaced. Repeatable.
+    /// e.g. an older build of odeon; a built-in NAME is replaced. A NAME that starts
+    /// with "odeon" is a build of odeon: shown, but never taken as the best peer.
+    /// Repeatable.
     #[arg(long = "driver", value_name = "NAME=COMMAND")]
     pub drivers: Vec<String>,
 

@@ -59,6 +59,12 @@ pub fn ratio(subject: f64, reference: f64) -> Option<f64> {
     (reference > 0.0).then(|| subject / reference)
 }
 
+/// Whether a runtime configuration is another build of odeon (`--driver odeon-old=…`):
+/// shown beside odeon, but not a peer, so no ratio is taken against it.
+pub fn is_baseline(name: &str) -> bool {
+    name != SUBJECT && name.starts_with(SUBJECT)
+}
+
 /// odeon against its peers for one benchmark.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Comparison {
@@ -81,7 +87,7 @@ pub fn compare(names: &[String], cells: &[Cell]) -> Comparison {
         medians
             .iter()
             .enumerate()
-            .filter(|(i, _)| Some(*i) != subject)
+            .filter(|(i, _)| Some(*i) != subject && !is_baseline(&names[*i]))
             .filter_map(|(i, m)| Some((i, (*m)?)))
     };
     let best_peer = peers().min_by(|a, b| a.1.total_cmp(&b.1)).map(|(i, _)| i);
@@ -161,6 +167,20 @@ mod tests {
         assert_eq!(c.best_peer, Some(4));
         assert_eq!(c.vs_best, Some(0.5));
         assert_eq!(c.vs_each, vec![(3, 0.25), (4, 0.5)]);
+    }
+
+    #[test]
+    fn another_build_of_odeon_is_shown_but_is_not_a_peer() {
+        let cells = vec![cell(&[50]), cell(&[10]), cell(&[100])];
+        let c = compare(&names(&["odeon", "odeon-old", "actix"]), &cells);
+        assert_eq!(
+            c.best_peer,
+            Some(2),
+            "the faster old build is not the best peer"
+        );
+        assert_eq!(c.vs_best, Some(0.5));
+        assert_eq!(c.vs_each, vec![(2, 0.5)]);
+        assert!(is_baseline("odeon-old") && !is_baseline("odeon") && !is_baseline("actix"));
     }
 
     #[test]
