@@ -83,5 +83,5 @@ pub use timer::TimerHandle;
 /// Support for the crate's own generated code. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::mailbox::NodeVTable;
+    pub use crate::mailbox::{NodeVTable, NodeVTables};
 }

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use crate::mailbox::node::{NodeVTable, async_vtable, sync_vtable};
+use crate::mailbox::node::{NodeVTables, async_vtables, sync_vtables};
 use crate::{Actor, Context};
 
 /// A message: moved (never copied) from sender to receiver, with a typed reply.
@@ -104,17 +104,17 @@ pub mod marker {
 /// it is the bound on [`ActorRef::tell`](crate::ActorRef::tell) and friends.
 pub trait Handles<M: Message, K>: Actor {
     #[doc(hidden)]
-    fn __vtable() -> &'static NodeVTable<Self>;
+    fn __vtables() -> NodeVTables<Self>;
 }
 
 impl<A: Handler<M>, M: Message> Handles<M, marker::Sync> for A {
-    fn __vtable() -> &'static NodeVTable<Self> {
-        sync_vtable::<A, M>()
+    fn __vtables() -> NodeVTables<Self> {
+        sync_vtables::<A, M>()
     }
 }
 
 impl<A: AsyncHandler<M>, M: Message> Handles<M, marker::Async> for A {
-    fn __vtable() -> &'static NodeVTable<Self> {
-        async_vtable::<A, M>()
+    fn __vtables() -> NodeVTables<Self> {
+        async_vtables::<A, M>()
     }
 }

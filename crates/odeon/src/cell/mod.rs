@@ -207,7 +207,12 @@ impl<A: Actor> Cell<A> {
                 }
             }
         }
-        self.push_node(message_node(A::__vtable(), msg, reply));
+        let vtables = A::__vtables();
+        let node = match reply {
+            Some(reply) => message_node(vtables.ask, msg, reply),
+            None => message_node(vtables.tell, msg, ()),
+        };
+        self.push_node(node);
         Ok(())
     }
 
@@ -223,7 +228,7 @@ impl<A: Actor> Cell<A> {
             }
             return Err(TellError::Stopped(msg));
         }
-        self.push_node(message_node(A::__vtable(), msg, None));
+        self.push_node(message_node(A::__vtables().tell, msg, ()));
         Ok(())
     }
 
@@ -233,7 +238,7 @@ impl<A: Actor> Cell<A> {
         M: Message,
         A: Handles<M, K>,
     {
-        message_node(A::__vtable(), msg, None)
+        message_node(A::__vtables().tell, msg, ())
     }
 
     /// Runs `f` on the actor's turn, in mailbox order.

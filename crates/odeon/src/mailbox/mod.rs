@@ -35,4 +35,4 @@ pub(crate) mod node;
 pub(crate) mod queue;
 
 #[doc(hidden)]
-pub use node::NodeVTable;
+pub use node::{NodeVTable, NodeVTables};

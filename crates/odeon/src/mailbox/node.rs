@@ -73,23 +73,41 @@ impl<A: Actor> Header<A> {
     }
 }
 
-#[repr(C)]
-struct MessageNode<A: Actor, M: Message> {
-    header: Header<A>,
-    msg: M,
-    reply: Option<ReplyTo<M::Reply>>,
+/// Where a handler's return value goes: an ask's reply channel, or nowhere. A tell's
+/// node has no reply field at all (`()`), which halves the node of a message without
+/// payload: 16 bytes instead of 32, because `Option<ReplyTo<_>>` takes 16 (the
+/// channel's only niche is spent on its own `Option`).
+pub(crate) trait ReplyPort<T>: Send + 'static {
+    fn reply(self, value: T);
 }
 
-/// Moves `msg` into a new node for actor `A`.
+impl<T> ReplyPort<T> for () {
+    fn reply(self, _: T) {}
+}
+
+impl<T: Send + 'static> ReplyPort<T> for ReplyTo<T> {
+    fn reply(self, value: T) {
+        self.send(value);
+    }
+}
+
+#[repr(C)]
+struct MessageNode<A: Actor, M: Message, P> {
+    header: Header<A>,
+    msg: M,
+    reply: P,
+}
+
+/// Moves `msg` (and, for an ask, its reply channel) into a new node for actor `A`.
 #[inline]
-pub(crate) fn message_node<A: Actor, M: Message>(
+pub(crate) fn message_node<A: Actor, M: Message, P: ReplyPort<M::Reply>>(
     vtable: &'static NodeVTable<A>,
     msg: M,
-    reply: Option<ReplyTo<M::Reply>>,
+    reply: P,
 ) -> NonNull<Header<A>> {
-    let node = super::alloc::alloc_uninit::<MessageNode<A, M>>();
+    let node = super::alloc::alloc_uninit::<MessageNode<A, M, P>>();
     let p = node.as_ptr();
-    // SAFETY: `p` is a fresh allocation for a `MessageNode<A, M>`; each field is
+    // SAFETY: `p` is a fresh allocation for a `MessageNode<A, M, P>`; each field is
     // written exactly once, in place, which initializes the whole node.
     unsafe {
         ptr::addr_of_mut!((*p).header).write(Header {
@@ -102,18 +120,19 @@ pub(crate) fn message_node<A: Actor, M: Message>(
     node.cast()
 }
 
-/// Moves the message and its reply channel out of the node, field by field (not the
+/// Moves the message and its reply port out of the node, field by field (not the
 /// whole node through the stack, see `message_node`), and frees it.
 ///
 /// # Safety
-/// `node` was created by [`message_node`] for this `A` and `M` and is no longer queued.
+/// `node` was created by [`message_node`] for this `A`, `M` and `P` and is no longer
+/// queued.
 #[inline]
-unsafe fn unbox<A: Actor, M: Message>(node: NonNull<Header<A>>) -> (M, Option<ReplyTo<M::Reply>>) {
-    let node = node.cast::<MessageNode<A, M>>();
+unsafe fn unbox<A: Actor, M: Message, P>(node: NonNull<Header<A>>) -> (M, P) {
+    let node = node.cast::<MessageNode<A, M, P>>();
     let p = node.as_ptr();
-    // SAFETY: caller contract: a fully initialized `MessageNode<A, M>` that nobody else
-    // reads; each field with a value is moved out once (the header is plain data), and
-    // then the memory is freed without dropping anything.
+    // SAFETY: caller contract: a fully initialized `MessageNode<A, M, P>` that nobody
+    // else reads; each field with a value is moved out once (the header is plain data),
+    // and then the memory is freed without dropping anything.
     unsafe {
         let msg = ptr::addr_of!((*p).msg).read();
         let reply = ptr::addr_of!((*p).reply).read();
@@ -122,39 +141,35 @@ unsafe fn unbox<A: Actor, M: Message>(node: NonNull<Header<A>>) -> (M, Option<Re
     }
 }
 
-unsafe fn discard_message<A: Actor, M: Message>(node: NonNull<Header<A>>) {
-    // SAFETY: vtable contract: only called on nodes made by `message_node::<A, M>`.
-    drop(unsafe { unbox::<A, M>(node) });
+unsafe fn discard_message<A: Actor, M: Message, P>(node: NonNull<Header<A>>) {
+    // SAFETY: vtable contract: only called on nodes made by `message_node::<A, M, P>`.
+    drop(unsafe { unbox::<A, M, P>(node) });
 }
 
-unsafe fn deliver_sync<A: Handler<M>, M: Message>(
+unsafe fn deliver_sync<A: Handler<M>, M: Message, P: ReplyPort<M::Reply>>(
     node: NonNull<Header<A>>,
     cell: &Cell<A>,
 ) -> Delivered {
-    // SAFETY: vtable contract: this node was made by `message_node::<A, M>`.
-    let (msg, reply) = unsafe { unbox::<A, M>(node) };
+    // SAFETY: vtable contract: this node was made by `message_node::<A, M, P>`.
+    let (msg, reply) = unsafe { unbox::<A, M, P>(node) };
     // SAFETY: deliver runs inside the actor's turn, with no other borrow of its state.
     let (actor, cx) = unsafe { cell.state_and_context() };
     let out = <A as Handler<M>>::handle(actor, msg, cx);
-    if let Some(reply) = reply {
-        reply.send(out);
-    }
+    reply.reply(out);
     Delivered::Done
 }
 
-unsafe fn deliver_async<A: AsyncHandler<M>, M: Message>(
+unsafe fn deliver_async<A: AsyncHandler<M>, M: Message, P: ReplyPort<M::Reply>>(
     node: NonNull<Header<A>>,
     cell: &Cell<A>,
 ) -> Delivered {
-    // SAFETY: vtable contract: this node was made by `message_node::<A, M>`.
-    let (msg, reply) = unsafe { unbox::<A, M>(node) };
+    // SAFETY: vtable contract: this node was made by `message_node::<A, M, P>`.
+    let (msg, reply) = unsafe { unbox::<A, M, P>(node) };
     // SAFETY: deliver runs inside the actor's turn, with no other borrow of its state.
     let (actor, cx) = unsafe { cell.state_and_context() };
     let fut = async move {
         let out = <A as AsyncHandler<M>>::handle(actor, msg, cx).await;
-        if let Some(reply) = reply {
-            reply.send(out);
-        }
+        reply.reply(out);
     };
     let fut: Pin<Box<dyn Future<Output = ()> + Send + '_>> = Box::pin(fut);
     // SAFETY: the future borrows the actor's state and context, which live inside the
@@ -169,30 +184,44 @@ unsafe fn deliver_async<A: AsyncHandler<M>, M: Message>(
     })
 }
 
-struct SyncNodes<A, M>(PhantomData<(A, M)>);
-impl<A: Handler<M>, M: Message> SyncNodes<A, M> {
+struct SyncNodes<A, M, P>(PhantomData<(A, M, P)>);
+impl<A: Handler<M>, M: Message, P: ReplyPort<M::Reply>> SyncNodes<A, M, P> {
     const VTABLE: NodeVTable<A> = NodeVTable {
-        deliver: deliver_sync::<A, M>,
-        discard: discard_message::<A, M>,
+        deliver: deliver_sync::<A, M, P>,
+        discard: discard_message::<A, M, P>,
         kind: Kind::User,
     };
 }
 
-struct AsyncNodes<A, M>(PhantomData<(A, M)>);
-impl<A: AsyncHandler<M>, M: Message> AsyncNodes<A, M> {
+struct AsyncNodes<A, M, P>(PhantomData<(A, M, P)>);
+impl<A: AsyncHandler<M>, M: Message, P: ReplyPort<M::Reply>> AsyncNodes<A, M, P> {
     const VTABLE: NodeVTable<A> = NodeVTable {
-        deliver: deliver_async::<A, M>,
-        discard: discard_message::<A, M>,
+        deliver: deliver_async::<A, M, P>,
+        discard: discard_message::<A, M, P>,
         kind: Kind::User,
     };
 }
 
-pub(crate) fn sync_vtable<A: Handler<M>, M: Message>() -> &'static NodeVTable<A> {
-    &SyncNodes::<A, M>::VTABLE
+/// The vtables of one (actor, message) pair: for asks (nodes with a reply channel)
+/// and for tells (nodes without).
+#[derive(Debug)]
+pub struct NodeVTables<A: Actor> {
+    pub(crate) ask: &'static NodeVTable<A>,
+    pub(crate) tell: &'static NodeVTable<A>,
 }
 
-pub(crate) fn async_vtable<A: AsyncHandler<M>, M: Message>() -> &'static NodeVTable<A> {
-    &AsyncNodes::<A, M>::VTABLE
+pub(crate) fn sync_vtables<A: Handler<M>, M: Message>() -> NodeVTables<A> {
+    NodeVTables {
+        ask: &SyncNodes::<A, M, ReplyTo<M::Reply>>::VTABLE,
+        tell: &SyncNodes::<A, M, ()>::VTABLE,
+    }
+}
+
+pub(crate) fn async_vtables<A: AsyncHandler<M>, M: Message>() -> NodeVTables<A> {
+    NodeVTables {
+        ask: &AsyncNodes::<A, M, ReplyTo<M::Reply>>::VTABLE,
+        tell: &AsyncNodes::<A, M, ()>::VTABLE,
+    }
 }
 
 /// A runtime signal: a closure run on the actor's turn (restart, child events, GC check).
@@ -238,4 +267,32 @@ unsafe fn deliver_signal<A: Actor, F: FnOnce(&Cell<A>)>(
 unsafe fn discard_signal<A: Actor, F>(node: NonNull<Header<A>>) {
     // SAFETY: vtable contract: the node was made by `alloc::<SignalNode<A, F>>`.
     drop(unsafe { super::alloc::take(node.cast::<SignalNode<A, F>>()) });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::size_of;
+
+    struct Quiet;
+    impl Actor for Quiet {}
+
+    struct Tick;
+    impl Message for Tick {
+        type Reply = u64;
+    }
+
+    #[test]
+    fn a_tell_node_carries_no_reply_field() {
+        // Header only (link and vtable) for a message without payload...
+        assert_eq!(
+            size_of::<MessageNode<Quiet, Tick, ()>>(),
+            size_of::<Header<Quiet>>()
+        );
+        // ...while an ask's node also carries its reply channel.
+        assert_eq!(
+            size_of::<MessageNode<Quiet, Tick, ReplyTo<u64>>>(),
+            size_of::<Header<Quiet>>() + size_of::<ReplyTo<u64>>()
+        );
+    }
 }
