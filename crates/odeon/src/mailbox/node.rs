@@ -36,8 +36,8 @@ pub(crate) enum Kind {
     Signal,
 }
 
-/// The vtable of one node type. Public only so that [`Handles`](crate::Handles) can name
-/// it; it has no public API.
+/// The vtable of one node type. Public only because [`NodeVTables`], which
+/// [`Handles`](crate::Handles) names, holds it; it has no public API.
 #[derive(Debug)]
 pub struct NodeVTable<A: Actor> {
     /// Moves the payload out, frees the node, runs the handler.
@@ -203,7 +203,8 @@ impl<A: AsyncHandler<M>, M: Message, P: ReplyPort<M::Reply>> AsyncNodes<A, M, P>
 }
 
 /// The vtables of one (actor, message) pair: for asks (nodes with a reply channel)
-/// and for tells (nodes without).
+/// and for tells (nodes without). Public only so that [`Handles`](crate::Handles) can
+/// name it; it has no public API.
 #[derive(Debug)]
 pub struct NodeVTables<A: Actor> {
     pub(crate) ask: &'static NodeVTable<A>,
