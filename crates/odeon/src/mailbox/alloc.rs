@@ -19,8 +19,9 @@
 
 use std::ptr::NonNull;
 
-#[cfg(not(miri))]
 use std::alloc::Layout;
+
+use super::recycle;
 
 #[cfg(not(miri))]
 use libmimalloc_sys::{mi_free, mi_malloc, mi_malloc_aligned};
@@ -44,7 +45,22 @@ pub(crate) fn alloc<T>(value: T) -> NonNull<T> {
 /// (which spares the sender building the node on its stack and copying it over: the
 /// 16-byte copies of 8-byte halves stalled store forwarding in `perf annotate` of
 /// `Cell::send`). It must be initialized before [`take`] is called on it.
+///
+/// Small nodes come from this thread's recycled blocks first (`recycle.rs`).
+#[inline]
 pub(crate) fn alloc_uninit<T>() -> NonNull<T> {
+    if let Some(class) = const { recycle::class_of(size_of::<T>(), align_of::<T>()) } {
+        return match recycle::pop(class) {
+            Some(block) => block.cast(),
+            None => backing_alloc(recycle::class_size(class)).cast(),
+        };
+    }
+    alloc_large::<T>()
+}
+
+/// A node too large or too aligned for the recycled classes.
+#[cold]
+fn alloc_large<T>() -> NonNull<T> {
     #[cfg(not(miri))]
     {
         let layout = Layout::new::<T>();
@@ -89,9 +105,28 @@ pub(crate) unsafe fn take<T>(ptr: NonNull<T>) -> T {
 /// Frees a node whose contents were already moved out (or never written).
 ///
 /// # Safety
-/// `ptr` came from [`alloc_uninit::<T>`](alloc_uninit) (or [`alloc`]), no live value
-/// remains in it that needs dropping, and it is used for nothing after this call.
+/// `ptr` came from [`alloc_uninit::<T>`](alloc_uninit) (or [`alloc`]), on any thread,
+/// no live value remains in it that needs dropping, and it is used for nothing after
+/// this call.
+#[inline]
 pub(crate) unsafe fn free<T>(ptr: NonNull<T>) {
+    if let Some(class) = const { recycle::class_of(size_of::<T>(), align_of::<T>()) } {
+        // SAFETY: `alloc_uninit::<T>` took this block from the same class (recycled or
+        // from `backing_alloc`); the caller gives it up.
+        if let Some(full) = unsafe { recycle::push(class, ptr.cast()) } {
+            // SAFETY: as above, and the stack did not keep it.
+            unsafe { backing_free(full, recycle::class_size(class)) };
+        }
+        return;
+    }
+    // SAFETY: caller contract; `T` is not recycled, so `alloc_large` made it.
+    unsafe { free_large(ptr) }
+}
+
+/// # Safety
+/// As for [`free`], for a `T` that [`alloc_large`] allocated.
+#[cold]
+unsafe fn free_large<T>(ptr: NonNull<T>) {
     #[cfg(not(miri))]
     {
         // SAFETY: allocated by mimalloc (caller contract); nothing is dropped.
@@ -99,15 +134,90 @@ pub(crate) unsafe fn free<T>(ptr: NonNull<T>) {
     }
     #[cfg(miri)]
     {
-        // SAFETY: under Miri `alloc_uninit` made a `Box<MaybeUninit<T>>`, whose drop
+        // SAFETY: under Miri `alloc_large` made a `Box<MaybeUninit<T>>`, whose drop
         // frees the memory without dropping any contents.
         drop(unsafe { Box::from_raw(ptr.as_ptr().cast::<std::mem::MaybeUninit<T>>()) });
     }
 }
 
+/// A block of `size` bytes (a recycled class's size), pointer-aligned.
+#[inline]
+pub(crate) fn backing_alloc(size: usize) -> NonNull<u8> {
+    #[cfg(not(miri))]
+    {
+        // SAFETY: a plain C allocation call; a null return is handled below.
+        // mimalloc aligns every block to at least a pointer's size.
+        let raw = unsafe { mi_malloc(size) }.cast::<u8>();
+        match NonNull::new(raw) {
+            Some(ptr) => ptr,
+            None => std::alloc::handle_alloc_error(class_layout(size)),
+        }
+    }
+    #[cfg(miri)]
+    {
+        // SAFETY: class sizes are never zero.
+        let raw = unsafe { std::alloc::alloc(class_layout(size)) };
+        match NonNull::new(raw) {
+            Some(ptr) => ptr,
+            None => std::alloc::handle_alloc_error(class_layout(size)),
+        }
+    }
+}
+
+/// Gives a block made by [`backing_alloc`] back.
+///
+/// # Safety
+/// `ptr` came from `backing_alloc(size)` (on any thread) and is used for nothing after
+/// this call.
+#[inline]
+pub(crate) unsafe fn backing_free(ptr: NonNull<u8>, size: usize) {
+    #[cfg(test)]
+    tests::note_backing_free(ptr);
+    #[cfg(not(miri))]
+    {
+        let _ = size;
+        // SAFETY: allocated by mimalloc (caller contract).
+        unsafe { mi_free(ptr.as_ptr().cast()) };
+    }
+    #[cfg(miri)]
+    {
+        // SAFETY: caller contract: allocated with this very layout.
+        unsafe { std::alloc::dealloc(ptr.as_ptr(), class_layout(size)) };
+    }
+}
+
+fn class_layout(size: usize) -> Layout {
+    Layout::from_size_align(size, recycle::GRANULE)
+        .expect("a class size is a small multiple of the granule, a power of two")
+}
+
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+
+    /// Addresses given back to the backing allocator, for the tests that check that
+    /// recycled blocks are not lost. A test removes its block's address right after
+    /// allocating it: until the block is freed nobody else can free that address.
+    static BACKING_FREES: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+
+    pub(in crate::mailbox) fn note_backing_free(ptr: NonNull<u8>) {
+        let mut set = BACKING_FREES.lock().unwrap_or_else(|e| e.into_inner());
+        set.get_or_insert_with(HashSet::new)
+            .insert(ptr.addr().get());
+    }
+
+    pub(in crate::mailbox) fn forget_backing_free(ptr: NonNull<u8>) {
+        let mut set = BACKING_FREES.lock().unwrap_or_else(|e| e.into_inner());
+        set.get_or_insert_with(HashSet::new)
+            .remove(&ptr.addr().get());
+    }
+
+    pub(in crate::mailbox) fn was_backing_freed(ptr: NonNull<u8>) -> bool {
+        let set = BACKING_FREES.lock().unwrap_or_else(|e| e.into_inner());
+        set.as_ref().is_some_and(|s| s.contains(&ptr.addr().get()))
+    }
 
     #[test]
     fn a_value_moved_into_a_node_comes_back_out_whole() {

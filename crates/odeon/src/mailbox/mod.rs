@@ -33,6 +33,7 @@
 pub(crate) mod alloc;
 pub(crate) mod node;
 pub(crate) mod queue;
+mod recycle;
 
 #[doc(hidden)]
 pub use node::{NodeVTable, NodeVTables};
