@@ -84,6 +84,7 @@ impl Queue {
         }
     }
 
+    #[inline]
     fn stub_ptr(&self) -> *mut Link {
         ptr::from_ref(&self.stub).cast_mut()
     }
@@ -95,6 +96,7 @@ impl Queue {
     ///
     /// # Safety
     /// `p` is the stub or a node that is alive.
+    #[inline]
     unsafe fn link(&self, p: *mut Link) -> &Link {
         if p == self.stub_ptr() {
             &self.stub
@@ -127,6 +129,7 @@ impl Queue {
     /// # Safety
     /// `head` is this queue's; `node` points to a live `Link` that is in no queue, and
     /// stays alive until the consumer pops it.
+    #[inline]
     pub(crate) unsafe fn push(&self, head: &Head, node: NonNull<Link>) -> Push {
         let node = node.as_ptr();
         // SAFETY: the caller owns `node` until it is linked.
@@ -158,6 +161,7 @@ impl Queue {
     /// # Safety
     /// Only the consumer calls this (the thread running the actor's activation), with
     /// this queue's head.
+    #[inline]
     pub(crate) unsafe fn pop(&self, head: &Head) -> Option<NonNull<Link>> {
         let stub = self.stub_ptr();
         // SAFETY: consumer-only field (caller contract).
@@ -201,6 +205,7 @@ impl Queue {
     ///
     /// # Safety
     /// Only the consumer calls this.
+    #[inline]
     pub(crate) unsafe fn has_pending(&self) -> bool {
         let stub = self.stub_ptr();
         // SAFETY: consumer-only field (caller contract).
@@ -217,6 +222,7 @@ impl Queue {
     /// # Safety
     /// Only the consumer calls this, with this queue's head, and gives up the consumer
     /// role when it returns `true`.
+    #[inline]
     pub(crate) unsafe fn mark_empty(&self, head: &Head) -> bool {
         let stub = self.stub_ptr();
         // `head == stub` alone is not enough: `pop` may have re-pushed the stub behind a

@@ -90,6 +90,7 @@ impl Task {
     /// # Safety
     /// The caller owns the turn: it took the task from a run queue or slot, or was
     /// handed it by the push that found the mailbox empty.
+    #[inline]
     pub(crate) unsafe fn run(self) -> TurnReport {
         // SAFETY: the header is alive while the task is scheduled (the runtime holds a
         // count on the cell until a turn returns `Stopped`).
@@ -279,6 +280,7 @@ impl Scheduler {
     }
 
     /// Makes `task` runnable. `new_unit` counts the start of a quiescence unit.
+    #[inline]
     pub(crate) fn schedule(&self, task: Task, placement: Placement, new_unit: bool) {
         if let Some(ctx) = worker::current(self) {
             if new_unit {
@@ -294,6 +296,7 @@ impl Scheduler {
         }
     }
 
+    #[inline]
     pub(crate) fn bump(&self, c: Count) {
         match worker::current(self) {
             Some(ctx) => ctx.bump(self, c),
@@ -303,10 +306,12 @@ impl Scheduler {
         }
     }
 
+    #[inline]
     pub(crate) fn begin_unit(&self) {
         self.bump(Count::Begun);
     }
 
+    #[inline]
     pub(crate) fn end_unit(&self) {
         self.bump(Count::Ended);
     }

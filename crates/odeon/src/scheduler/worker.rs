@@ -29,6 +29,7 @@ pub(super) struct WorkerCtx {
 }
 
 /// The calling thread's worker context, if it is a worker of `sched`.
+#[inline]
 pub(super) fn current(sched: &Scheduler) -> Option<&WorkerCtx> {
     let p = CURRENT.with(Cell::get);
     if p.is_null() {
@@ -83,17 +84,20 @@ pub(super) fn run(shared: Arc<Shared>, index: usize, local: Worker<Task>, parker
 }
 
 impl WorkerCtx {
+    #[inline]
     fn me<'a>(&self, sched: &'a Scheduler) -> &'a WorkerShared {
         &sched.workers[self.index]
     }
 
     /// Single-writer increment: only this worker writes its counters.
+    #[inline]
     pub(super) fn bump(&self, sched: &Scheduler, c: Count) {
         let a = self.me(sched).counters.get(c);
         // Release pairs with the Acquire loads of `Scheduler::collect`.
         a.store(a.load(Ordering::Relaxed) + 1, Ordering::Release);
     }
 
+    #[inline]
     pub(super) fn push(&self, sched: &Scheduler, task: Task, placement: Placement) {
         match placement {
             Placement::Slot => {
@@ -115,6 +119,7 @@ impl WorkerCtx {
         }
     }
 
+    #[inline]
     fn push_back(&self, sched: &Scheduler, task: Task) {
         self.local.push(task);
         let slot_full = !self.me(sched).slot.load(Ordering::Relaxed).is_null();
@@ -128,6 +133,7 @@ impl WorkerCtx {
     /// the work, and `notify_one` would only pay its `SeqCst` fence: Big on one
     /// worker hit it on about one message in five. Spares are not on the idle list,
     /// and a worker brought back by the throttle looks for work by itself.
+    #[inline]
     fn alone(&self, sched: &Scheduler) -> bool {
         self.index == 0 && sched.active.load(Ordering::Relaxed) == 1
     }
@@ -352,6 +358,7 @@ impl Scheduler {
     /// Other workers' deques are deliberately not consulted: lingering while they hold
     /// work measured better than giving up the turn to steal it (Chameneos 31 vs 55 ms,
     /// fjthrput 17 vs 26 ms, 9 interleaved runs each).
+    #[inline]
     pub(crate) fn nothing_else_to_run(&self) -> bool {
         if let Some(ctx) = current(self) {
             // The slot first: in request–reply chains it is usually full, and it is
