@@ -204,6 +204,78 @@ fn an_ask_to_a_busy_actor_times_out_with_the_deadline_it_was_given() {
     assert_eq!(fx.system.block_on(r.ask(Add(10))), Ok(11));
 }
 
+/// Asks `Hold` of a calculator from inside its own async handler (so on a worker
+/// thread) with a timeout, and reports what the ask came to and how long it took.
+struct Asker {
+    target: odeon::ActorRef<Calc>,
+    report: mpsc::Sender<(Result<&'static str, AskError>, Duration)>,
+}
+impl Actor for Asker {}
+struct AskWithin(Duration);
+impl Message for AskWithin {
+    type Reply = ();
+}
+impl AsyncHandler<AskWithin> for Asker {
+    async fn handle(&mut self, AskWithin(timeout): AskWithin, _cx: &mut Context<Self>) {
+        let start = std::time::Instant::now();
+        let res = self.target.ask(Hold).timeout(timeout).await;
+        let _ = self.report.send((res, start.elapsed()));
+    }
+}
+
+#[test]
+fn long_timeouts_kept_by_the_monitor_fire_neither_early_nor_never() {
+    // A second or more is kept by the system's monitor thread instead of a timer per
+    // ask; the deadline still counts from the first poll and is never cut short.
+    let deadline = Duration::from_secs(1);
+    let (fx, calc) = fixture();
+    let r = fx.system.spawn(calc);
+    // From outside the pool.
+    let start = std::time::Instant::now();
+    let res = fx
+        .system
+        .block_on(async { tokio::time::timeout(GUARD, r.ask(Hold).timeout(deadline)).await })
+        .expect("the deadline never fired");
+    assert_eq!(res, Err(AskError::Timeout(deadline)));
+    assert!(
+        start.elapsed() >= deadline,
+        "fired early: {:?}",
+        start.elapsed()
+    );
+    fx.wait_entered();
+    // From a worker, while the target is still held by the first ask's handler.
+    let (tx, rx) = mpsc::channel();
+    let asker = fx.system.spawn(Asker {
+        target: r.clone(),
+        report: tx,
+    });
+    asker.tell(AskWithin(deadline)).unwrap();
+    let (res, took) = rx.recv_timeout(GUARD).expect("the asker never reported");
+    assert_eq!(res, Err(AskError::Timeout(deadline)));
+    assert!(took >= deadline, "fired early: {took:?}");
+    // Both held handlers are released in turn and the actor works on.
+    fx.gate.notify_one();
+    fx.wait_entered();
+    fx.gate.notify_one();
+    assert_eq!(fx.system.block_on(r.ask(Add(1))), Ok(1));
+}
+
+#[test]
+fn a_watched_ask_answered_in_time_gets_its_reply() {
+    let (fx, calc) = fixture();
+    let r = fx.system.spawn(calc);
+    let (tx, rx) = mpsc::channel();
+    let asker = fx.system.spawn(Asker {
+        target: r.clone(),
+        report: tx,
+    });
+    asker.tell(AskWithin(Duration::from_secs(5))).unwrap();
+    fx.wait_entered();
+    fx.gate.notify_one();
+    let (res, _) = rx.recv_timeout(GUARD).expect("the asker never reported");
+    assert_eq!(res, Ok("released"));
+}
+
 #[test]
 fn an_ask_whose_async_handler_does_not_finish_in_time_times_out() {
     let (fx, calc) = fixture();

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use super::TellError;
+use super::deadline::{Deadline, Status};
 use crate::system::Shared;
 
 /// Why an ask got no reply.
@@ -111,13 +112,35 @@ impl<R> Drop for ReplyTo<R> {
 
 /// A future of an actor's reply. Completes with the reply or an [`AskError`]; never
 /// hangs past its deadline.
+///
+/// The deadline counts from the first poll. One of a second or more is kept by the
+/// system's monitor thread (no timer per ask; it fires within one monitor interval of
+/// its time); a shorter one gets a tokio timer.
 #[must_use = "an ask does nothing useful unless its reply is awaited"]
 pub struct Ask<R> {
     rx: Option<oneshot::Receiver<Result<R, AskError>>>,
     early: Option<AskError>,
     timeout: Duration,
-    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
-    io: tokio::runtime::Handle,
+    timer: Timer,
+    shared: Arc<Shared>,
+}
+
+/// How an ask keeps its deadline.
+enum Timer {
+    /// Not polled yet (the deadline starts at the first poll).
+    Unarmed,
+    /// Registered with the system's deadline watch (`deadline.rs`).
+    Watched(Arc<Deadline>),
+    /// Its own tokio timer: short timeouts, or the watch had stopped.
+    Own(Pin<Box<tokio::time::Sleep>>),
+}
+
+impl<R> Drop for Ask<R> {
+    fn drop(&mut self) {
+        if let Timer::Watched(d) = &self.timer {
+            d.settle();
+        }
+    }
 }
 
 impl<R> std::fmt::Debug for Ask<R> {
@@ -136,8 +159,8 @@ pub(crate) fn pair<R>(shared: &Arc<Shared>) -> (ReplyTo<R>, Ask<R>) {
             rx: Some(rx),
             early: None,
             timeout: shared.config.ask_timeout,
-            sleep: None,
-            io: shared.io.clone(),
+            timer: Timer::Unarmed,
+            shared: shared.clone(),
         },
     )
 }
@@ -148,16 +171,61 @@ impl<R> Ask<R> {
             rx: None,
             early: Some(err),
             timeout: shared.config.ask_timeout,
-            sleep: None,
-            io: shared.io.clone(),
+            timer: Timer::Unarmed,
+            shared: shared.clone(),
         }
     }
 
     /// Sets the deadline, counted from the first poll.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
-        self.sleep = None;
+        self.disarm();
         self
+    }
+
+    fn disarm(&mut self) {
+        if let Timer::Watched(d) = std::mem::replace(&mut self.timer, Timer::Unarmed) {
+            d.settle();
+        }
+    }
+
+    /// An own tokio timer: for `timeout` from now, or until `until`.
+    fn own_timer(&self, timeout: Duration, until: Option<std::time::Instant>) -> Timer {
+        let _io = self.shared.io.enter();
+        Timer::Own(Box::pin(match until {
+            Some(at) => tokio::time::sleep_until(at.into()),
+            None => tokio::time::sleep(timeout),
+        }))
+    }
+
+    /// Whether the deadline has passed; otherwise `cx` is woken when it does.
+    fn deadline_passed(&mut self, cx: &mut Context<'_>) -> bool {
+        if let Timer::Unarmed = self.timer {
+            let worker = self.shared.sched.current_worker();
+            match self
+                .shared
+                .deadlines
+                .register(worker, self.timeout, cx.waker())
+            {
+                // Registered with this waker, and due a second from now at the earliest.
+                Some(d) => {
+                    self.timer = Timer::Watched(d);
+                    return false;
+                }
+                None => self.timer = self.own_timer(self.timeout, None),
+            }
+        }
+        if let Timer::Watched(d) = &self.timer {
+            match d.check(cx.waker()) {
+                Status::Waiting => return false,
+                Status::Fired => return true,
+                Status::Abandoned => self.timer = self.own_timer(self.timeout, Some(d.fallback())),
+            }
+        }
+        match &mut self.timer {
+            Timer::Own(sleep) => sleep.as_mut().poll(cx).is_ready(),
+            _ => false,
+        }
     }
 }
 
@@ -174,16 +242,13 @@ impl<R> Future for Ask<R> {
         };
         if let Poll::Ready(res) = Pin::new(rx).poll(cx) {
             this.rx = None;
+            this.disarm();
             return Poll::Ready(res.unwrap_or(Err(AskError::Stopped)));
         }
-        let timeout = this.timeout;
-        let sleep = this.sleep.get_or_insert_with(|| {
-            let _io = this.io.enter();
-            Box::pin(tokio::time::sleep(timeout))
-        });
-        if sleep.as_mut().poll(cx).is_ready() {
+        if this.deadline_passed(cx) {
             this.rx = None;
-            return Poll::Ready(Err(AskError::Timeout(timeout)));
+            this.disarm();
+            return Poll::Ready(Err(AskError::Timeout(this.timeout)));
         }
         Poll::Pending
     }

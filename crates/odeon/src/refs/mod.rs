@@ -19,6 +19,7 @@
 //! count of its own.
 
 pub(crate) mod ask;
+pub(crate) mod deadline;
 mod error;
 mod recipient;
 pub mod remote;

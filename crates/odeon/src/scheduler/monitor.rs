@@ -29,7 +29,11 @@ pub(super) fn start(shared: &Arc<Shared>) {
         .spawn(move || run(&shared2, &parker));
     match spawned {
         Ok(h) => shared.sched.threads.lock().push(h),
-        Err(e) => tracing::error!(error = %e, "could not start the fairness monitor"),
+        Err(e) => {
+            tracing::error!(error = %e, "could not start the fairness monitor");
+            // Nobody would fire ask deadlines: asks keep their own timers instead.
+            shared.deadlines.close();
+        }
     }
 }
 
@@ -75,6 +79,10 @@ fn run(shared: &Arc<Shared>, parker: &Parker) {
         } else {
             (pause * 2).min(IDLE_BACKOFF_MAX)
         };
+        // Ask deadlines: wake up for the next one, however idle the pool is.
+        if let Some(due) = shared.deadlines.tick(now) {
+            pause = pause.min(due.saturating_duration_since(now));
+        }
         let decision = if any_stuck || (shared.config.adaptive_workers && !active) {
             // Fairness first: a stuck worker gets every benched worker back at once,
             // and an idle pool starts its next burst with every worker.
@@ -99,6 +107,8 @@ fn run(shared: &Arc<Shared>, parker: &Parker) {
             start_spare(shared);
         }
     }
+    // Asks still waiting keep their own timers from here on.
+    shared.deadlines.close();
 }
 
 /// Wakes a parked spare or starts a new one, up to the bound.

@@ -351,6 +351,11 @@ fn take_slot(w: &WorkerShared) -> Option<Task> {
 }
 
 impl Scheduler {
+    /// The index of the calling thread among this pool's workers, if it is one.
+    pub(crate) fn current_worker(&self) -> Option<usize> {
+        current(self).map(|ctx| ctx.index)
+    }
+
     /// Whether the calling thread has nothing queued but the turn it is running: a
     /// pool worker with an empty slot and deque while the injector is empty too, or an
     /// actor's own thread (which runs nothing else).

@@ -30,6 +30,8 @@ pub(crate) struct Shared {
     pub(crate) sched: Scheduler,
     pub(crate) io: tokio::runtime::Handle,
     pub(crate) config: Config,
+    /// Ask deadlines, kept by the scheduler's monitor thread.
+    pub(crate) deadlines: crate::refs::deadline::DeadlineWatch,
     root: Mutex<ChildList>,
     shutting_down: AtomicBool,
 }
@@ -192,6 +194,9 @@ impl System {
         let shared = Arc::new(Shared {
             sched: Scheduler::new(config.workers, config.max_spare_workers),
             io: runtime.handle().clone(),
+            deadlines: crate::refs::deadline::DeadlineWatch::new(
+                config.workers + config.max_spare_workers,
+            ),
             config,
             root: Mutex::new(ChildList::default()),
             shutting_down: AtomicBool::new(false),
