@@ -11,7 +11,8 @@
 //! reuses it on its next allocation, which is exactly the sender/receiver pattern.
 //!
 //! Only nodes go through here; the messages' own heap buffers still use the global
-//! allocator. Under Miri (which cannot run mimalloc's C code) nodes are plain boxes.
+//! allocator. Nodes of up to 64 bytes are first looked for among the ones this thread
+//! freed (`recycle.rs`), and freed nodes go back there while there is room. Under Miri (which cannot run mimalloc's C code) nodes are plain boxes.
 //!
 //! Measured side by side with the Savina drivers (`odeon-bench --driver` with the
 //! previous build, 5 interleaved runs): Counting 110 → 39.6 ms, ForkJoin throughput

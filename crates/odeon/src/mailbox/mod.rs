@@ -7,6 +7,8 @@
 //!   from the lines its turn works on.
 //! - [`node`]: one heap node per message with a static vtable; signals (restart, GC
 //!   check, child events) are nodes too, so all of an actor's input is one FIFO.
+//! - [`alloc`]: where nodes come from: first a per-thread stack of recycled nodes of
+//!   the same size (`recycle`), then mimalloc.
 //!
 //! # The scheduling protocol
 //! An actor is on a run queue **iff** its mailbox is not marked empty (or it is running).
