@@ -60,7 +60,6 @@ pub(crate) fn alloc_uninit<T>() -> NonNull<T> {
 }
 
 /// A node too large or too aligned for the recycled classes.
-#[cold]
 fn alloc_large<T>() -> NonNull<T> {
     #[cfg(not(miri))]
     {
@@ -126,7 +125,6 @@ pub(crate) unsafe fn free<T>(ptr: NonNull<T>) {
 
 /// # Safety
 /// As for [`free`], for a `T` that [`alloc_large`] allocated.
-#[cold]
 unsafe fn free_large<T>(ptr: NonNull<T>) {
     #[cfg(not(miri))]
     {
