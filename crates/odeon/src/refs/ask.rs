@@ -113,9 +113,10 @@ impl<R> Drop for ReplyTo<R> {
 /// A future of an actor's reply. Completes with the reply or an [`AskError`]; never
 /// hangs past its deadline.
 ///
-/// The deadline counts from the first poll. One of a second or more is kept by the
-/// system's monitor thread (no timer per ask; it fires within one monitor interval of
-/// its time); a shorter one gets a tokio timer.
+/// The deadline counts from the first poll, and the ask never times out before it. One
+/// of a second or more is kept by the system's monitor thread, with no timer per ask,
+/// and fires up to one monitor tick late (2 ms while the pool works, up to 50 ms while
+/// it idles); a shorter one gets a tokio timer.
 #[must_use = "an ask does nothing useful unless its reply is awaited"]
 pub struct Ask<R> {
     rx: Option<oneshot::Receiver<Result<R, AskError>>>,
