@@ -154,6 +154,9 @@ struct Pending {
     seq: u64,
     /// The heap's size after the last sweep of settled entries.
     swept_len: usize,
+    /// An emptied shard buffer, swapped into the next shard taken in, so that buffers
+    /// keep their capacity from tick to tick.
+    spare: Vec<Arc<Deadline>>,
 }
 
 /// New registrations of one worker (or of every thread outside the pool).
@@ -216,7 +219,7 @@ impl DeadlineWatch {
     /// fires those due. Returns when the next one is due.
     pub(crate) fn tick(&self, now: Instant) -> Option<Instant> {
         let mut pending = self.pending.lock();
-        let mut taken = Vec::new();
+        let mut taken = std::mem::take(&mut pending.spare);
         for shard in self.shards.iter() {
             {
                 let mut shard = shard.lock();
@@ -244,12 +247,14 @@ impl DeadlineWatch {
                 pending.heap.push(Reverse(Due { at, seq, deadline }));
             }
         }
+        pending.spare = taken;
+        let mut fired = Vec::new();
         while let Some(Reverse(due)) = pending.heap.peek() {
             if due.at > now {
                 break;
             }
             if let Some(Reverse(due)) = pending.heap.pop() {
-                due.deadline.finish(FIRED);
+                fired.push(due.deadline);
             }
         }
         // Asks answered after their first tick stay in the heap until their deadline;
@@ -258,7 +263,13 @@ impl DeadlineWatch {
             pending.heap.retain(|Reverse(d)| !d.deadline.is_settled());
             pending.swept_len = pending.heap.len();
         }
-        pending.heap.peek().map(|Reverse(d)| d.at)
+        let next = pending.heap.peek().map(|Reverse(d)| d.at);
+        drop(pending);
+        // Wakers run executor code: not under the watch's lock.
+        for deadline in fired {
+            deadline.finish(FIRED);
+        }
+        next
     }
 
     /// Stops watching (the monitor is exiting): every waiting ask is woken to keep its
