@@ -220,6 +220,7 @@ impl DeadlineWatch {
     pub(crate) fn tick(&self, now: Instant) -> Option<Instant> {
         let mut pending = self.pending.lock();
         let mut taken = std::mem::take(&mut pending.spare);
+        let mut fresh = Vec::new();
         for shard in self.shards.iter() {
             {
                 let mut shard = shard.lock();
@@ -229,23 +230,28 @@ impl DeadlineWatch {
                 // Swap in last tick's (emptied) buffer so the shard keeps a capacity.
                 std::mem::swap(&mut shard.new, &mut taken);
             }
-            for deadline in taken.drain(..) {
-                if deadline.is_settled() {
-                    continue;
-                }
-                // A timeout too far out to represent never fires.
-                let Some(at) = now.checked_add(deadline.timeout) else {
-                    continue;
-                };
-                let nanos = at.duration_since(self.origin).as_nanos();
-                deadline.due.store(
-                    u64::try_from(nanos).unwrap_or(u64::MAX).max(1),
-                    Ordering::Release,
-                );
-                pending.seq += 1;
-                let seq = pending.seq;
-                pending.heap.push(Reverse(Due { at, seq, deadline }));
-            }
+            fresh.extend(taken.drain(..).filter(|d| !d.is_settled()));
+        }
+        // Dated after every registration taken in was made (each was pushed before
+        // its shard's lock was taken above), so that none can fire early.
+        let clock = if fresh.is_empty() {
+            now
+        } else {
+            Instant::now().max(now)
+        };
+        for deadline in fresh {
+            // A timeout too far out to represent never fires.
+            let Some(at) = clock.checked_add(deadline.timeout) else {
+                continue;
+            };
+            let nanos = at.duration_since(self.origin).as_nanos();
+            deadline.due.store(
+                u64::try_from(nanos).unwrap_or(u64::MAX).max(1),
+                Ordering::Release,
+            );
+            pending.seq += 1;
+            let seq = pending.seq;
+            pending.heap.push(Reverse(Due { at, seq, deadline }));
         }
         pending.spare = taken;
         let mut fired = Vec::new();
@@ -323,12 +329,13 @@ mod tests {
         let (count, w) = waker();
         let d = watch.register(Some(1), WATCHED_MIN, &w).expect("watched");
         let start = Instant::now();
-        // Taken in: due `timeout` after the tick that took it in, not fired.
-        assert_eq!(watch.tick(start), Some(start + WATCHED_MIN));
-        assert_eq!(d.fallback(), start + WATCHED_MIN);
+        // Taken in: due `timeout` after the tick that took it in (never earlier than
+        // `timeout` after the registration), not fired.
+        let due = watch.tick(start).expect("a deadline is pending");
+        assert!(due >= start + WATCHED_MIN);
+        assert_eq!(d.fallback(), due);
         assert_eq!(d.check(&w), Status::Waiting);
         // Just before its time it still waits.
-        let due = start + WATCHED_MIN;
         assert_eq!(watch.tick(due - Duration::from_millis(1)), Some(due));
         assert_eq!(d.check(&w), Status::Waiting);
         assert_eq!(count.0.load(Ordering::SeqCst), 0);
