@@ -163,6 +163,14 @@ struct Pending {
 #[derive(Default)]
 struct Shard {
     new: Vec<Arc<Deadline>>,
+    /// Deadlines of asks answered before the monitor took them in. The monitor leaves
+    /// them here, and the shard's thread drops them at its next registration, so that
+    /// a `Deadline` is freed by the thread that allocated it: glibc's malloc (the
+    /// global allocator of most programs) handles frees from another thread badly
+    /// (see `mailbox/alloc.rs`), and `perf` showed the monitor in `_int_free` and the
+    /// workers in `_int_malloc`. Logistic Map: 36.3 → 33.2 ms median (30 runs,
+    /// `docs/bench/per-message-2026-11-25.md`).
+    graveyard: Vec<Arc<Deadline>>,
     closed: bool,
 }
 
@@ -212,6 +220,9 @@ impl DeadlineWatch {
             return None;
         }
         shard.new.push(deadline.clone());
+        let dead = std::mem::take(&mut shard.graveyard);
+        drop(shard);
+        drop(dead);
         Some(deadline)
     }
 
@@ -222,15 +233,19 @@ impl DeadlineWatch {
         let mut taken = std::mem::take(&mut pending.spare);
         let mut fresh = Vec::new();
         for shard in self.shards.iter() {
-            {
-                let mut shard = shard.lock();
-                if shard.new.is_empty() {
-                    continue;
-                }
-                // Swap in last tick's (emptied) buffer so the shard keeps a capacity.
-                std::mem::swap(&mut shard.new, &mut taken);
+            let mut shard = shard.lock();
+            if shard.new.is_empty() {
+                continue;
             }
-            fresh.extend(taken.drain(..).filter(|d| !d.is_settled()));
+            // Swap in last tick's (emptied) buffer so the shard keeps a capacity.
+            std::mem::swap(&mut shard.new, &mut taken);
+            for deadline in taken.drain(..) {
+                if deadline.is_settled() {
+                    shard.graveyard.push(deadline);
+                } else {
+                    fresh.push(deadline);
+                }
+            }
         }
         // Dated after every registration taken in was made (each was pushed before
         // its shard's lock was taken above), so that none can fire early.
@@ -286,6 +301,7 @@ impl DeadlineWatch {
             let mut shard = shard.lock();
             shard.closed = true;
             left.append(&mut shard.new);
+            shard.graveyard.clear();
         }
         let mut pending = self.pending.lock();
         left.extend(pending.heap.drain().map(|Reverse(d)| d.deadline));
@@ -346,14 +362,20 @@ mod tests {
     }
 
     #[test]
-    fn a_settled_deadline_never_fires_and_is_dropped_at_the_next_tick() {
+    fn a_settled_deadline_never_fires_and_is_dropped_by_its_own_thread() {
         let watch = DeadlineWatch::new(1);
         let (count, w) = waker();
-        let d = watch.register(None, WATCHED_MIN, &w).expect("watched");
+        let d = watch.register(Some(0), WATCHED_MIN, &w).expect("watched");
         d.settle();
         assert_eq!(watch.tick(Instant::now()), None);
         assert_eq!(count.0.load(Ordering::SeqCst), 0);
-        // Only the ask holds it now: the watch kept no reference.
+        // The monitor left it for the shard's thread...
+        assert_eq!(Arc::strong_count(&d), 2);
+        // ...which drops it at its next registration (on another thread's shard,
+        // nothing happens to it).
+        let _other = watch.register(Some(1), WATCHED_MIN, &w).expect("watched");
+        assert_eq!(Arc::strong_count(&d), 2);
+        let _next = watch.register(Some(0), WATCHED_MIN, &w).expect("watched");
         assert_eq!(Arc::strong_count(&d), 1);
     }
 
