@@ -208,8 +208,11 @@ fn an_ask_to_a_busy_actor_times_out_with_the_deadline_it_was_given() {
 /// thread) with a timeout, and reports what the ask came to and how long it took.
 struct Asker {
     target: odeon::ActorRef<Calc>,
-    report: mpsc::Sender<(Result<&'static str, AskError>, Duration)>,
+    report: mpsc::Sender<AskerReport>,
 }
+
+/// What an `Asker`'s ask came to, and how long it took.
+type AskerReport = (Result<&'static str, AskError>, Duration);
 impl Actor for Asker {}
 struct AskWithin(Duration);
 impl Message for AskWithin {
@@ -221,6 +224,19 @@ impl AsyncHandler<AskWithin> for Asker {
         let res = self.target.ask(Hold).timeout(timeout).await;
         let _ = self.report.send((res, start.elapsed()));
     }
+}
+
+/// An `Asker` of `target`, and where it reports.
+fn spawn_asker(
+    system: &System,
+    target: &odeon::ActorRef<Calc>,
+) -> (odeon::ActorRef<Asker>, mpsc::Receiver<AskerReport>) {
+    let (tx, rx) = mpsc::channel();
+    let asker = system.spawn(Asker {
+        target: target.clone(),
+        report: tx,
+    });
+    (asker, rx)
 }
 
 #[test]
@@ -244,11 +260,7 @@ fn long_timeouts_kept_by_the_monitor_fire_neither_early_nor_never() {
     );
     fx.wait_entered();
     // From a worker, while the target is still held by the first ask's handler.
-    let (tx, rx) = mpsc::channel();
-    let asker = fx.system.spawn(Asker {
-        target: r.clone(),
-        report: tx,
-    });
+    let (asker, rx) = spawn_asker(&fx.system, &r);
     asker.tell(AskWithin(deadline)).unwrap();
     let (res, took) = rx.recv_timeout(GUARD).expect("the asker never reported");
     assert_eq!(res, Err(AskError::Timeout(deadline)));
@@ -264,11 +276,7 @@ fn long_timeouts_kept_by_the_monitor_fire_neither_early_nor_never() {
 fn a_watched_ask_answered_in_time_gets_its_reply() {
     let (fx, calc) = fixture();
     let r = fx.system.spawn(calc);
-    let (tx, rx) = mpsc::channel();
-    let asker = fx.system.spawn(Asker {
-        target: r.clone(),
-        report: tx,
-    });
+    let (asker, rx) = spawn_asker(&fx.system, &r);
     asker.tell(AskWithin(Duration::from_secs(5))).unwrap();
     fx.wait_entered();
     fx.gate.notify_one();

@@ -27,7 +27,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
@@ -50,44 +50,45 @@ const ABANDONED: u8 = 3;
 pub(crate) enum Status {
     Waiting,
     Fired,
-    /// The watch stopped; the ask must time itself out at [`Deadline::at`].
+    /// The watch stopped; the ask must time itself out at [`Deadline::fallback`].
     Abandoned,
 }
 
 /// One ask's deadline, shared by the ask and the watch.
 pub(crate) struct Deadline {
     timeout: Duration,
-    /// When it is due, in nanoseconds after the watch's origin, once the monitor has
-    /// taken it in (0 before).
-    due: AtomicU64,
-    origin: Instant,
     state: AtomicU8,
-    waker: Mutex<Option<Waker>>,
+    slot: Mutex<Slot>,
+}
+
+/// What the ask and the monitor exchange under the deadline's lock.
+struct Slot {
+    waker: Option<Waker>,
+    /// When it is due, once the monitor has taken it in.
+    due: Option<Instant>,
 }
 
 impl Deadline {
     /// When the ask times out, for an ask that keeps its own timer after the watch
     /// stopped: the due time if the monitor had set one, else `timeout` from now.
     pub(crate) fn fallback(&self) -> Instant {
-        match self.due.load(Ordering::Acquire) {
-            0 => Instant::now() + self.timeout,
-            nanos => self.origin + Duration::from_nanos(nanos),
-        }
+        let due = self.slot.lock().due;
+        due.unwrap_or_else(|| Instant::now() + self.timeout)
     }
 
     /// Whether the deadline fired, and otherwise makes `waker` the one woken when it
     /// does. The state is read under the waker's lock, which `fire` also holds, so a
     /// deadline that fires meanwhile either is seen here or wakes this `waker`.
     pub(crate) fn check(&self, waker: &Waker) -> Status {
-        let mut slot = self.waker.lock();
+        let mut slot = self.slot.lock();
         match self.state.load(Ordering::Acquire) {
             FIRED => return Status::Fired,
             ABANDONED => return Status::Abandoned,
             _ => {}
         }
-        match slot.as_ref() {
+        match slot.waker.as_ref() {
             Some(w) if w.will_wake(waker) => {}
-            _ => *slot = Some(waker.clone()),
+            _ => slot.waker = Some(waker.clone()),
         }
         Status::Waiting
     }
@@ -107,7 +108,7 @@ impl Deadline {
     /// Moves a waiting deadline to `to` and wakes its ask.
     fn finish(&self, to: u8) {
         let waker = {
-            let mut slot = self.waker.lock();
+            let mut slot = self.slot.lock();
             if self
                 .state
                 .compare_exchange(WAITING, to, Ordering::AcqRel, Ordering::Acquire)
@@ -115,7 +116,7 @@ impl Deadline {
             {
                 return;
             }
-            slot.take()
+            slot.waker.take()
         };
         if let Some(w) = waker {
             w.wake();
@@ -176,7 +177,6 @@ struct Shard {
 
 /// The deadlines of one system's asks.
 pub(crate) struct DeadlineWatch {
-    origin: Instant,
     shards: Box<[crossbeam_utils::CachePadded<Mutex<Shard>>]>,
     pending: Mutex<Pending>,
 }
@@ -185,7 +185,6 @@ impl DeadlineWatch {
     /// A watch with one shard per worker thread, plus one for every other thread.
     pub(crate) fn new(threads: usize) -> Self {
         Self {
-            origin: Instant::now(),
             shards: (0..=threads)
                 .map(|_| crossbeam_utils::CachePadded::new(Mutex::new(Shard::default())))
                 .collect(),
@@ -208,10 +207,11 @@ impl DeadlineWatch {
         }
         let deadline = Arc::new(Deadline {
             timeout,
-            due: AtomicU64::new(0),
-            origin: self.origin,
             state: AtomicU8::new(WAITING),
-            waker: Mutex::new(Some(waker.clone())),
+            slot: Mutex::new(Slot {
+                waker: Some(waker.clone()),
+                due: None,
+            }),
         });
         let last = self.shards.len() - 1;
         let shard = &self.shards[thread.map_or(last, |t| t.min(last))];
@@ -259,11 +259,7 @@ impl DeadlineWatch {
             let Some(at) = clock.checked_add(deadline.timeout) else {
                 continue;
             };
-            let nanos = at.duration_since(self.origin).as_nanos();
-            deadline.due.store(
-                u64::try_from(nanos).unwrap_or(u64::MAX).max(1),
-                Ordering::Release,
-            );
+            deadline.slot.lock().due = Some(at);
             pending.seq += 1;
             let seq = pending.seq;
             pending.heap.push(Reverse(Due { at, seq, deadline }));
