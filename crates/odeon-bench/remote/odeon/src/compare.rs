@@ -1,6 +1,10 @@
 //! `remote-odeon compare`: odeon, Erlang distribution and Pekko Artery side by side,
 //! interleaved (odeon, erlang, pekko, odeon, ...) so that machine drift hits all alike.
 //! A peer whose toolchain or build is missing is skipped with a message.
+//!
+//! `REMOTE_ODEON_BASELINE=<path to another remote-odeon binary>` adds that build as the
+//! runtime `odeon-base`, run in the same rounds, so a change is measured side by side
+//! against the build before it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,12 +19,18 @@ pub(crate) fn compare(rounds: usize, quick: bool) -> Result<(), String> {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut runners: Vec<(String, Command)> = Vec::new();
     let mut samples: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    let baseline = std::env::var_os("REMOTE_ODEON_BASELINE");
     for round in 0..rounds {
         for bench in ["rtt", "throughput"] {
             runners.clear();
             let mut own = Command::new(&exe);
             own.arg(bench);
             runners.push(("odeon".into(), own));
+            if let Some(base) = &baseline {
+                let mut old = Command::new(base);
+                old.arg(bench);
+                runners.push(("odeon-base".into(), old));
+            }
             for peer in ["erlang", "pekko"] {
                 let mut c = Command::new("bash");
                 c.arg(here.join("..").join(peer).join("run.sh")).arg(bench);
