@@ -100,7 +100,7 @@ fn accept_errors_back_off_and_the_listener_recovers() {
             break a.parse().unwrap();
         }
     };
-    let mut accept_errors = |next_line: &mut dyn FnMut() -> String| loop {
+    let accept_errors = |next_line: &mut dyn FnMut() -> String| loop {
         if let Some(n) = next_line().strip_prefix("accept_errors ") {
             break n.parse::<u64>().unwrap();
         }
