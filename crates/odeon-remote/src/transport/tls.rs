@@ -1,7 +1,7 @@
 //! Optional mutual TLS under the SPAKE2 handshake (rustls, `ring` provider).
 //!
 //! With a [`TlsConfig`] in [`LinkConfig::tls`](super::LinkConfig::tls), a link is
-//! TCP → TLS 1.3 → the SPAKE2 handshake of [`handshake`](super::handshake) inside the
+//! TCP → TLS 1.3 → [the SPAKE2 handshake](super::handshake) inside the
 //! TLS stream. TLS gives the traffic confidentiality and integrity, and ties each end to a
 //! certificate from the cluster's CA; the SPAKE2 handshake still proves knowledge of the
 //! cluster secret, so a stolen certificate alone does not let anyone join (nor does the
