@@ -43,7 +43,8 @@
 //!   confirmation: nothing on the wire lets anyone test guesses offline), and a
 //!   listener that refuses bad input (wrong secret, garbage, oversized or truncated
 //!   frames, silence) with a counter and a rate-limited warning while it keeps serving
-//!   everyone else, at most a bounded number of handshakes at a time;
+//!   everyone else, at most a bounded number of handshakes at a time (its docs have
+//!   the security model: what can be done with and without the secret);
 //! - [`membership`]: who is in the cluster and where their links listen, with
 //!   failure detection and a small replicated key-value state per node (chitchat's
 //!   gossip, every datagram authenticated with the cluster secret).

@@ -22,6 +22,46 @@
 //! of these are rate-limited ([`defaults::WARN_INTERVAL`]), the counters exact. A
 //! stranger who keeps the cap full delays new links (they are retried with backoff)
 //! but gets no further.
+//!
+//! # Security model (links and gossip)
+//! The cluster secret is the one credential: every node holds the same one. Make it
+//! random: [`Secret::generate`], or `odeon-node gen-secret` (32 random bytes as 64 hex
+//! characters). Secrets under [`Secret::MIN_LEN`] bytes are refused, under
+//! [`Secret::RECOMMENDED_LEN`] accepted with a warning.
+//!
+//! **Without the secret**, someone who can reach a node's port, or who sees and
+//! alters its traffic:
+//! - cannot open a link (SPAKE2 with key confirmation, [`handshake`]) nor have a
+//!   gossip datagram accepted (HMAC, `membership`), so cannot join, impersonate a node
+//!   to another, or send a message to an actor;
+//! - cannot test guesses of the secret offline from a link handshake, as dialer, as
+//!   listener or as eavesdropper: each connection tests at most one guess online, and
+//!   is refused and counted;
+//! - *can* test guesses offline against one captured gossip datagram (its tag is a MAC
+//!   keyed by the secret): each guess costs an Argon2id evaluation (19 MiB, 2 passes).
+//!   That stops guessing a random secret, not a weak phrase;
+//! - without TLS, *can* read everything on the path (messages, names, actor ids), and
+//!   an on-path attacker can alter, inject or cut frames of an established link: the
+//!   handshake authenticates a link's opening, not each frame. With TLS
+//!   ([`LinkConfig::with_tls`]), link traffic is encrypted and integrity-protected;
+//!   gossip (UDP) stays readable either way (member names, addresses, registered
+//!   names), though not forgeable, and can be replayed (harmlessly: chitchat's state
+//!   only moves forward);
+//! - can make a node spend bounded work: at most
+//!   [`max_pending_handshakes`](LinkConfig::max_pending_handshakes) handshakes of at
+//!   most [`handshake_timeout`](LinkConfig::handshake_timeout) each, frames of at most
+//!   [`handshake::HANDSHAKE_MAX_FRAME`] bytes before authentication, one HMAC per
+//!   datagram; refused input is counted (`Node::metrics`) and logged at a limited
+//!   rate. Keeping every handshake slot busy delays new links; floods of packets are
+//!   the network's to stop (firewall, rate limits).
+//!
+//! **With the secret** (a node of the cluster, or anyone who obtained it), a peer is
+//! fully trusted: the secret proves membership, not identity, so it can claim any node
+//! name, gossip any state (including other nodes'), and use every remote operation on
+//! every node (messages to actors whose ids it has, lookups, remote spawns of
+//! spawnable types, watches). It is still held to the frame limit and cannot crash a
+//! node with malformed input. With TLS it also needs a certificate from the cluster's
+//! CA. A leaked secret means a new secret on every node.
 
 pub mod handshake;
 mod secret;
