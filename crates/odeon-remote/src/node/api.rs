@@ -160,7 +160,7 @@ impl NodeBuilder {
     }
 
     /// Mutual TLS on every link (see [`TlsConfig`] for the certificates it needs). The
-    /// secret's challenge–response still runs inside TLS.
+    /// secret's SPAKE2 handshake still runs inside TLS.
     pub fn tls(mut self, tls: TlsConfig) -> Self {
         self.tls = Some(tls);
         self
