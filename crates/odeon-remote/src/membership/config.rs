@@ -16,10 +16,16 @@ use crate::wire::NodeId;
 pub struct MembershipConfig {
     /// This node's identity.
     pub node: NodeId,
-    /// The UDP address to gossip on. Port 0 picks a free port
-    /// ([`Membership::gossip_addr`] tells which). It is also the address peers gossip
-    /// to, so its IP must not be unspecified (`0.0.0.0`, `::`).
+    /// The UDP address to bind the gossip socket to. Port 0 picks a free port
+    /// ([`Membership::gossip_addr`] tells which). Unless [`Self::gossip_advertise`] is
+    /// set, it is also the address peers gossip to, and then its IP must not be
+    /// unspecified (`0.0.0.0`, `::`).
     pub gossip_addr: SocketAddr,
+    /// The UDP address peers gossip to, when it is not [`Self::gossip_addr`]: needed
+    /// when that is unspecified (bound to every interface), or behind a NAT or a port
+    /// mapping. Its IP must not be unspecified; a port of 0 stands for the bound port.
+    /// Default `None`.
+    pub gossip_advertise: Option<SocketAddr>,
     /// This node's TCP listen address, published to the others.
     pub link_addr: SocketAddr,
     /// Gossip addresses of seed nodes to join through (this node's own is ignored).
@@ -55,6 +61,7 @@ impl MembershipConfig {
         Self {
             node,
             gossip_addr,
+            gossip_advertise: None,
             link_addr,
             seeds: Vec::new(),
             secret,
@@ -67,14 +74,29 @@ impl MembershipConfig {
         }
     }
 
+    /// The address peers gossip to, once the socket is bound to `bound`.
+    pub(super) fn advertised(&self, bound: SocketAddr) -> SocketAddr {
+        match self.gossip_advertise {
+            Some(a) if a.port() == 0 => SocketAddr::new(a.ip(), bound.port()),
+            Some(a) => a,
+            None => bound,
+        }
+    }
+
     pub(super) fn validate(&self) -> Result<(), MembershipError> {
         self.node.validate()?;
         let bad = |why: String| Err(MembershipError::Config(why));
-        if self.gossip_addr.ip().is_unspecified() {
-            return bad(format!(
-                "gossip address {} is unspecified",
-                self.gossip_addr
-            ));
+        match self.gossip_advertise {
+            None if self.gossip_addr.ip().is_unspecified() => {
+                return bad(format!(
+                    "gossip address {} is unspecified and no address to advertise was given",
+                    self.gossip_addr
+                ));
+            }
+            Some(a) if a.ip().is_unspecified() => {
+                return bad(format!("advertised gossip address {a} is unspecified"));
+            }
+            _ => {}
         }
         if self.link_addr.ip().is_unspecified() || self.link_addr.port() == 0 {
             return bad(format!("link address {} cannot be dialed", self.link_addr));

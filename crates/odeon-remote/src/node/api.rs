@@ -72,6 +72,17 @@ pub enum NodeError {
     /// The builder was given something it cannot use.
     #[error("invalid node configuration: {0}")]
     Config(String),
+    /// The node is bound to an unspecified address (`0.0.0.0`, `::`: every interface)
+    /// and was given no address to advertise, so it could not tell others where to
+    /// reach it.
+    #[error(
+        "bound to {bind}, which others cannot dial: give the address to advertise \
+         (NodeBuilder::advertise)"
+    )]
+    NoAdvertise {
+        /// The bound address.
+        bind: SocketAddr,
+    },
     /// Membership (gossip) could not start.
     #[error("membership: {0}")]
     Membership(String),
@@ -133,6 +144,7 @@ pub enum SpawnError {
 pub struct NodeBuilder {
     name: String,
     listen: SocketAddr,
+    advertise: Option<SocketAddr>,
     secret: Option<Secret>,
     seeds: Vec<SocketAddr>,
     tls: Option<TlsConfig>,
@@ -145,9 +157,23 @@ pub struct NodeBuilder {
 }
 
 impl NodeBuilder {
-    /// The address to listen on (default `127.0.0.1:0`, an ephemeral port).
+    /// The address to bind, for links (TCP) and gossip (UDP, same port). Default
+    /// `127.0.0.1:0`, an ephemeral port. An unspecified IP (`0.0.0.0`, `::`) binds every
+    /// interface and then needs [`NodeBuilder::advertise`].
     pub fn listen(mut self, addr: SocketAddr) -> Self {
         self.listen = addr;
+        self
+    }
+
+    /// The address other nodes reach this node at, when it is not the bound one (Akka's
+    /// canonical address, as opposed to its bind address): a node bound to `0.0.0.0`, or
+    /// behind a NAT or a port mapping. This is what gossip publishes, what links tell
+    /// peers, and what [`Node::listen_addr`] returns; it must reach both the TCP and
+    /// the UDP port. A port of 0 stands for the bound port. Default: the bound address,
+    /// which must then be specified, or [`Node::start`](NodeBuilder::start) fails with
+    /// [`NodeError::NoAdvertise`].
+    pub fn advertise(mut self, addr: SocketAddr) -> Self {
+        self.advertise = Some(addr);
         self
     }
 
@@ -221,8 +247,9 @@ impl NodeBuilder {
     /// runtime.
     ///
     /// # Errors
-    /// [`NodeError`]: no secret, a bad name, an address that cannot be bound, or a
-    /// seed that cannot be linked.
+    /// [`NodeError`]: no secret, a bad name, an address that cannot be bound, an
+    /// unspecified bind address without an advertised one ([`NodeError::NoAdvertise`]),
+    /// or a seed that cannot be linked.
     pub async fn start(self, system: &SystemHandle) -> Result<Node, NodeError> {
         if let Some(why) = self.misconfigured.first() {
             return Err(NodeError::Config(why.clone()));
@@ -247,7 +274,8 @@ impl NodeBuilder {
                 source: std::io::Error::other(e),
             })?
             .map_err(|source| NodeError::Bind { addr, source })?;
-        let listen = listener.local_addr();
+        let bound = listener.local_addr();
+        let listen = advertised(bound, self.advertise)?;
         let inner = Arc::new_cyclic(|weak| NodeInner {
             me,
             listen,
@@ -256,7 +284,7 @@ impl NodeBuilder {
             io: io.clone(),
             settings: self.settings,
             peers: Mutex::new(HashMap::new()),
-            exports: Mutex::new(HashMap::new()),
+            exports: Mutex::new(Default::default()),
             names: Mutex::new(HashMap::new()),
             spawnables: self.spawnables,
             next_request: AtomicU64::new(1),
@@ -264,9 +292,11 @@ impl NodeBuilder {
             codec: Arc::new(NodeCodec(weak.clone())),
         });
         let accepting = io.spawn(accept_loop(Arc::downgrade(&inner), listener));
-        // Gossip runs on UDP at the listener's port, so one address names a node.
+        // Gossip runs on UDP at the listener's port, bound and advertised alike, so one
+        // address names a node.
         let mut gossip =
-            MembershipConfig::new(inner.me.clone(), listen, listen, inner.link.secret.clone());
+            MembershipConfig::new(inner.me.clone(), bound, listen, inner.link.secret.clone());
+        gossip.gossip_advertise = Some(listen);
         gossip.seeds = self.seeds.clone();
         gossip.gossip_interval = self.gossip_interval;
         gossip.leave_grace = self.gossip_interval * 3;
@@ -279,6 +309,7 @@ impl NodeBuilder {
         let watching = io.spawn(follow_members(Arc::downgrade(&inner), events));
         let node = Node {
             inner,
+            bound,
             accepting: Mutex::new(Some(accepting)),
             membership: Mutex::new(Some(membership)),
             watching,
@@ -287,21 +318,67 @@ impl NodeBuilder {
         for seed in self.seeds {
             node.connect(seed).await?;
         }
-        tracing::info!(node = %node.inner.me, %listen, "node started");
+        tracing::info!(node = %node.inner.me, %bound, advertised = %listen, "node started");
         Ok(node)
     }
 }
 
-fn incarnation() -> u64 {
-    let mut b = [0u8; 8];
-    // An incarnation only needs to differ between two lives of one name; fall back to
-    // the clock if the OS source is unavailable.
-    if getrandom::fill(&mut b).is_err() {
-        return std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64);
+/// The address others reach a node at that is bound to `bound` (see
+/// [`NodeBuilder::advertise`]).
+fn advertised(bound: SocketAddr, advertise: Option<SocketAddr>) -> Result<SocketAddr, NodeError> {
+    match advertise {
+        None if bound.ip().is_unspecified() => Err(NodeError::NoAdvertise { bind: bound }),
+        None => Ok(bound),
+        Some(a) if a.ip().is_unspecified() => Err(NodeError::Config(format!(
+            "advertised address {a} is unspecified"
+        ))),
+        Some(a) if a.port() == 0 => Ok(SocketAddr::new(a.ip(), bound.port())),
+        Some(a) => Ok(a),
     }
-    u64::from_le_bytes(b)
+}
+
+/// A new incarnation: the start time in microseconds since the Unix epoch, shifted left
+/// 12 bits, with 12 random bits below. Two lives of one name differ, and the later
+/// start has the larger incarnation (as long as the clocks of the hosts that ran them
+/// agree to better than the time between the two starts), which lets the registry
+/// prefer a restarted node over its previous life.
+fn incarnation() -> u64 {
+    let micros = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64);
+    let mut b = [0u8; 2];
+    // The random bits only separate two starts in one microsecond; the clock alone is
+    // enough if the OS source is unavailable.
+    let _ = getrandom::fill(&mut b);
+    (micros << 12) | u64::from(u16::from_le_bytes(b) & 0xfff)
+}
+
+impl NodeInner {
+    /// Takes note of `id`, a node gossip or a link reports: live peers that are older
+    /// incarnations of its name are lost at once (a restarted node's previous life is
+    /// dead, whatever the failure detector says yet). Returns `false` if `id` is itself
+    /// older than an incarnation of its name known here (this node's own included):
+    /// such a node is neither linked nor resolved.
+    pub(crate) fn supersede(&self, id: &NodeId) -> bool {
+        if id.name == self.me.name && id.incarnation < self.me.incarnation {
+            return false;
+        }
+        let older: Vec<_> = {
+            let peers = self.peers.lock();
+            let live = || peers.values().filter(|p| !p.is_lost());
+            if live().any(|p| p.id.name == id.name && p.id.incarnation > id.incarnation) {
+                return false;
+            }
+            live()
+                .filter(|p| p.id.name == id.name && p.id.incarnation < id.incarnation)
+                .cloned()
+                .collect()
+        };
+        for p in older {
+            self.forget_peer(&p, &format!("superseded by its newer incarnation {id}"));
+        }
+        true
+    }
 }
 
 /// Links to members as gossip reports them, and loses them when it reports them gone.
@@ -324,7 +401,9 @@ async fn follow_members(
         }
         match event {
             MemberEvent::Up(m) => {
-                node.peer(&m.node, Some(m.link_addr));
+                if node.supersede(&m.node) {
+                    node.peer(&m.node, Some(m.link_addr));
+                }
             }
             MemberEvent::Down(id) => {
                 node.forget_by_id(&id, "the failure detector declared it down")
@@ -367,6 +446,10 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
             return;
         }
     };
+    if !node.supersede(&link.peer) {
+        tracing::warn!(%addr, peer = %link.peer, "a newer incarnation of this node is known; closing");
+        return;
+    }
     let peer = node.peer(&link.peer.clone(), Some(listen));
     let answer = if peer.claim(&node.me, listen) {
         Traffic::Attached {
@@ -394,9 +477,10 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
 /// see as a crash.
 #[derive(Debug)]
 pub struct Node {
-    inner: Arc<NodeInner>,
+    pub(super) inner: Arc<NodeInner>,
+    bound: SocketAddr,
     accepting: Mutex<Option<tokio::task::JoinHandle<()>>>,
-    membership: Mutex<Option<Membership>>,
+    pub(super) membership: Mutex<Option<Membership>>,
     watching: tokio::task::JoinHandle<()>,
     left: AtomicBool,
 }
@@ -413,6 +497,7 @@ impl Node {
         NodeBuilder {
             name: name.into(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            advertise: None,
             secret: None,
             seeds: Vec::new(),
             tls: None,
@@ -435,9 +520,16 @@ impl Node {
         &self.inner.me
     }
 
-    /// The address this node listens on.
+    /// The address other nodes reach this node at, to give them as a seed: the
+    /// advertised address ([`NodeBuilder::advertise`]), or the bound one if none was
+    /// given.
     pub fn listen_addr(&self) -> SocketAddr {
         self.inner.listen
+    }
+
+    /// The address the node is bound to (with the port the OS chose for port 0).
+    pub fn bound_addr(&self) -> SocketAddr {
+        self.bound
     }
 
     /// The peers this node has links to or is linking to, not lost.
@@ -472,135 +564,13 @@ impl Node {
         if id == self.inner.me {
             return Err(link_err("that is this node".into()));
         }
+        if !self.inner.supersede(&id) {
+            return Err(link_err(format!(
+                "{id} is an older incarnation of a known node"
+            )));
+        }
         self.inner.peer(&id, Some(addr));
         Ok(id)
-    }
-
-    /// Makes `actor` findable across the cluster as `name`. The registration keeps the
-    /// actor alive until [`Node::unregister`] or until it stops.
-    ///
-    /// # Errors
-    /// [`RegistryError::Taken`] if the name is registered on this node;
-    /// [`RegistryError::NotLocal`] for a ref to another node's actor.
-    pub fn register<A: RemoteActor>(
-        &self,
-        name: &str,
-        actor: &ActorRef<A>,
-    ) -> Result<(), RegistryError> {
-        if !actor.is_local() {
-            return Err(RegistryError::NotLocal);
-        }
-        let interface = Interface::of(A::interface()).ok_or(RegistryError::NotLocal)?;
-        let wire = self
-            .inner
-            .export_local(interface, Box::new(actor.clone()))
-            .map_err(RegistryError::Failed)?;
-        {
-            let mut names = self.inner.names.lock();
-            if names.contains_key(name) {
-                return Err(RegistryError::Taken(name.to_string()));
-            }
-            names.insert(name.to_string(), wire.id);
-        }
-        // Published in gossip, so that lookups elsewhere need no round trip.
-        if let Some(m) = self.membership.lock().as_ref()
-            && let Err(e) = m.set(
-                &registry_key(name),
-                &format!("{}/{}", wire.id, wire.actor_type),
-            )
-        {
-            tracing::warn!(name, error = %e, "registration not gossiped; lookups will ask");
-        }
-        Ok(())
-    }
-
-    /// Removes a registration made on this node. Returns whether there was one.
-    pub fn unregister(&self, name: &str) -> bool {
-        if let Some(m) = self.membership.lock().as_ref() {
-            m.delete(&registry_key(name));
-        }
-        self.inner.names.lock().remove(name).is_some()
-    }
-
-    /// Where gossip says `name` is registered: refs on live members.
-    fn gossiped(&self, name: &str) -> Vec<WireRef> {
-        let guard = self.membership.lock();
-        let Some(m) = guard.as_ref() else {
-            return Vec::new();
-        };
-        let key = registry_key(name);
-        let members = m.members();
-        m.entries(&key)
-            .into_iter()
-            .filter(|(_, k, _)| *k == key)
-            .filter_map(|(node, _, value)| {
-                let (id, actor_type) = value.split_once('/')?;
-                let listen = members.iter().find(|mb| mb.node == node)?.link_addr;
-                Some(WireRef {
-                    node,
-                    listen,
-                    id: id.parse().ok()?,
-                    actor_type: actor_type.to_string(),
-                })
-            })
-            .collect()
-    }
-
-    /// Finds the actor registered as `name` on this node or on any linked node.
-    ///
-    /// # Errors
-    /// [`RegistryError::NotFound`], or [`RegistryError::WrongType`] if the name
-    /// belongs to an actor of another type.
-    pub async fn lookup<A: RemoteActor>(&self, name: &str) -> Result<ActorRef<A>, RegistryError> {
-        let interface = Interface::of(A::interface())
-            .ok_or_else(|| RegistryError::Failed(format!("{} has no interface", A::TYPE_NAME)))?;
-        let mut candidates = Vec::new();
-        if let crate::wire::Outcome::Ok(bytes) = self.inner.lookup_here(name) {
-            candidates.push(bytes);
-        } else if let gossiped @ [_, ..] = &self.gossiped(name)[..] {
-            for w in gossiped {
-                candidates.push(wire::encode(w).map_err(|e| RegistryError::Failed(e.to_string()))?);
-            }
-        } else {
-            let asks: Vec<_> = self
-                .inner
-                .live_peers()
-                .into_iter()
-                .map(|p| {
-                    self.inner.request(p, |request| Traffic::Lookup {
-                        request,
-                        name: name.to_string(),
-                    })
-                })
-                .collect();
-            for ask in asks {
-                if let Ok(bytes) = ask.await {
-                    candidates.push(bytes);
-                }
-            }
-        }
-        let mut wrong = None;
-        for bytes in candidates {
-            let wire: WireRef =
-                wire::decode(&bytes).map_err(|e| RegistryError::Failed(e.to_string()))?;
-            if wire.actor_type != A::TYPE_NAME {
-                wrong = Some(wire.actor_type);
-                continue;
-            }
-            let any = self.inner.resolve(interface, &wire);
-            return any
-                .downcast::<ActorRef<A>>()
-                .map(|r| *r)
-                .map_err(|_| RegistryError::Failed("interface mismatch".into()));
-        }
-        Err(match wrong {
-            Some(found) => RegistryError::WrongType {
-                name: name.to_string(),
-                expected: A::TYPE_NAME,
-                found,
-            },
-            None => RegistryError::NotFound(name.to_string()),
-        })
     }
 
     /// Spawns an actor of type `A` on the linked node named `node`, which must have
@@ -684,10 +654,6 @@ impl Drop for Node {
             p.abort();
         }
     }
-}
-
-fn registry_key(name: &str) -> String {
-    format!("reg/{name}")
 }
 
 impl NodeInner {

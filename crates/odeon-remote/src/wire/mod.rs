@@ -29,7 +29,7 @@ pub use frame::{FrameReader, FrameWriter};
 pub use traffic::{Outcome, Traffic, WireFailure, WireRef, WireStopReason};
 
 /// The protocol version this build speaks.
-pub const PROTOCOL_VERSION: u16 = 1;
+pub const PROTOCOL_VERSION: u16 = 2;
 
 /// The most bytes a node name may have.
 pub const MAX_NAME: usize = 255;
