@@ -446,6 +446,10 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
             return;
         }
     };
+    if listen.ip().is_unspecified() || listen.port() == 0 {
+        tracing::warn!(%addr, peer = %link.peer, %listen, "attach with an address that cannot be dialed; closing");
+        return;
+    }
     if !node.supersede(&link.peer) {
         tracing::warn!(%addr, peer = %link.peer, "a newer incarnation of this node is known; closing");
         return;

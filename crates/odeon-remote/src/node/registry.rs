@@ -161,7 +161,7 @@ impl Node {
                 }
             }
             // Peers may have answered for two lives of one node name: the newest wins.
-            candidates.sort_by(|a, b| b.node.incarnation.cmp(&a.node.incarnation));
+            candidates.sort_by_key(|w| std::cmp::Reverse(w.node.incarnation));
         }
         let mut wrong = None;
         for wire in candidates {
