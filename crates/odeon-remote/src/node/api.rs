@@ -435,6 +435,26 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
 /// A node: one member of a cluster of odeon systems (see the crate docs for an
 /// example). Dropping it without [`Node::leave`] cuts every link at once, which peers
 /// see as a crash.
+///
+/// # Addresses
+/// A node binds one port ([`NodeBuilder::listen`]) for its links (TCP) and gossip
+/// (UDP), and tells the others one address to reach it at: the advertised address
+/// ([`NodeBuilder::advertise`], Akka's canonical address), which defaults to the bound
+/// one. A node bound to `0.0.0.0` or `::` must be given one. Gossip publishes it, links
+/// announce it, and [`Node::listen_addr`] returns it.
+///
+/// # What a peer can reach
+/// - Refs on the wire carry a node's identity, never an address. A node dials only
+///   addresses it was given (seeds, [`Node::connect`]), gossiped by membership, or
+///   announced by a peer for itself when it linked. A ref to a node it does not know,
+///   or to an incarnation superseded by a newer one, is dead: sends fail with
+///   `Unreachable` and watchers get `NodeLost`.
+/// - A local actor is reachable from other nodes only once a ref to it has been sent
+///   out (in a message, a reply, a registration or a remote spawn), and then under a
+///   random 64-bit token drawn from the OS, not its sequential id: frames addressed to
+///   any other number reach nothing (tells are dropped, asks fail with `Stopped`,
+///   stops and links have no effect, watches report the actor stopped).
+/// - Names registered with [`Node::register`] are public to every member.
 #[derive(Debug)]
 pub struct Node {
     pub(super) inner: Arc<NodeInner>,
