@@ -113,3 +113,48 @@ impl MembershipConfig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(gossip: &str, advertise: Option<&str>) -> MembershipConfig {
+        MembershipConfig {
+            gossip_advertise: advertise.map(|a| a.parse().unwrap()),
+            ..MembershipConfig::new(
+                NodeId {
+                    name: "a".into(),
+                    incarnation: 1,
+                },
+                gossip.parse().unwrap(),
+                "127.0.0.1:7400".parse().unwrap(),
+                Secret::new("correct horse battery staple").unwrap(),
+            )
+        }
+    }
+
+    #[test]
+    fn an_unspecified_gossip_address_needs_an_advertised_one() {
+        assert!(config("0.0.0.0:0", None).validate().is_err());
+        assert!(
+            config("0.0.0.0:0", Some("0.0.0.0:7400"))
+                .validate()
+                .is_err()
+        );
+        assert!(config("0.0.0.0:0", Some("10.0.0.1:0")).validate().is_ok());
+        assert!(config("127.0.0.1:0", None).validate().is_ok());
+    }
+
+    #[test]
+    fn the_advertised_address_takes_the_bound_port_for_port_0() {
+        let bound: SocketAddr = "0.0.0.0:7400".parse().unwrap();
+        let at = |c: MembershipConfig| c.advertised(bound).to_string();
+        assert_eq!(at(config("0.0.0.0:0", Some("10.0.0.1:0"))), "10.0.0.1:7400");
+        assert_eq!(
+            at(config("0.0.0.0:0", Some("10.0.0.1:9000"))),
+            "10.0.0.1:9000"
+        );
+        let bound: SocketAddr = "127.0.0.1:7400".parse().unwrap();
+        assert_eq!(config("127.0.0.1:0", None).advertised(bound), bound);
+    }
+}

@@ -257,7 +257,7 @@ impl NodeBuilder {
         let secret = self.secret.ok_or(NodeError::NoSecret)?;
         let me = NodeId {
             name: self.name,
-            incarnation: incarnation(),
+            incarnation: super::incarnation::incarnation(),
         };
         me.validate().map_err(|e| NodeError::Name(e.to_string()))?;
         let mut link = LinkConfig::new(secret);
@@ -337,50 +337,6 @@ fn advertised(bound: SocketAddr, advertise: Option<SocketAddr>) -> Result<Socket
     }
 }
 
-/// A new incarnation: the start time in microseconds since the Unix epoch, shifted left
-/// 12 bits, with 12 random bits below. Two lives of one name differ, and the later
-/// start has the larger incarnation (as long as the clocks of the hosts that ran them
-/// agree to better than the time between the two starts), which lets the registry
-/// prefer a restarted node over its previous life.
-fn incarnation() -> u64 {
-    let micros = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64);
-    let mut b = [0u8; 2];
-    // The random bits only separate two starts in one microsecond; the clock alone is
-    // enough if the OS source is unavailable.
-    let _ = getrandom::fill(&mut b);
-    (micros << 12) | u64::from(u16::from_le_bytes(b) & 0xfff)
-}
-
-impl NodeInner {
-    /// Takes note of `id`, a node gossip or a link reports: live peers that are older
-    /// incarnations of its name are lost at once (a restarted node's previous life is
-    /// dead, whatever the failure detector says yet). Returns `false` if `id` is itself
-    /// older than an incarnation of its name known here (this node's own included):
-    /// such a node is neither linked nor resolved.
-    pub(crate) fn supersede(&self, id: &NodeId) -> bool {
-        if id.name == self.me.name && id.incarnation < self.me.incarnation {
-            return false;
-        }
-        let older: Vec<_> = {
-            let peers = self.peers.lock();
-            let live = || peers.values().filter(|p| !p.is_lost());
-            if live().any(|p| p.id.name == id.name && p.id.incarnation > id.incarnation) {
-                return false;
-            }
-            live()
-                .filter(|p| p.id.name == id.name && p.id.incarnation < id.incarnation)
-                .cloned()
-                .collect()
-        };
-        for p in older {
-            self.forget_peer(&p, &format!("superseded by its newer incarnation {id}"));
-        }
-        true
-    }
-}
-
 /// Links to members as gossip reports them, and loses them when it reports them gone.
 async fn follow_members(
     node: std::sync::Weak<NodeInner>,
@@ -446,6 +402,10 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
             return;
         }
     };
+    if listen.ip().is_unspecified() || listen.port() == 0 {
+        tracing::warn!(%addr, peer = %link.peer, %listen, "attach with an address that cannot be dialed; closing");
+        return;
+    }
     if !node.supersede(&link.peer) {
         tracing::warn!(%addr, peer = %link.peer, "a newer incarnation of this node is known; closing");
         return;
@@ -475,6 +435,26 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
 /// A node: one member of a cluster of odeon systems (see the crate docs for an
 /// example). Dropping it without [`Node::leave`] cuts every link at once, which peers
 /// see as a crash.
+///
+/// # Addresses
+/// A node binds one port ([`NodeBuilder::listen`]) for its links (TCP) and gossip
+/// (UDP), and tells the others one address to reach it at: the advertised address
+/// ([`NodeBuilder::advertise`], Akka's canonical address), which defaults to the bound
+/// one. A node bound to `0.0.0.0` or `::` must be given one. Gossip publishes it, links
+/// announce it, and [`Node::listen_addr`] returns it.
+///
+/// # What a peer can reach
+/// - Refs on the wire carry a node's identity, never an address. A node dials only
+///   addresses it was given (seeds, [`Node::connect`]), gossiped by membership, or
+///   announced by a peer for itself when it linked. A ref to a node it does not know,
+///   or to an incarnation superseded by a newer one, is dead: sends fail with
+///   `Unreachable` and watchers get `NodeLost`.
+/// - A local actor is reachable from other nodes only once a ref to it has been sent
+///   out (in a message, a reply, a registration or a remote spawn), and then under a
+///   random 64-bit token drawn from the OS, not its sequential id: frames addressed to
+///   any other number reach nothing (tells are dropped, asks fail with `Stopped`,
+///   stops and links have no effect, watches report the actor stopped).
+/// - Names registered with [`Node::register`] are public to every member.
 #[derive(Debug)]
 pub struct Node {
     pub(super) inner: Arc<NodeInner>,

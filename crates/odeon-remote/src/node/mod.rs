@@ -21,6 +21,7 @@ mod api;
 mod codec;
 mod dispatch;
 mod endpoint;
+mod incarnation;
 mod peer;
 mod registry;
 

@@ -3,7 +3,7 @@
 //!
 //! # Restarted nodes
 //! A node restarted under the same name is a new incarnation (a larger one: see
-//! `incarnation` in `api.rs`). A lookup never returns a ref on an incarnation older than
+//! `incarnation.rs`). A lookup never returns a ref on an incarnation older than
 //! one known here, even while gossip still lists the old one as a member (its failure
 //! detector needs a few seconds): of the nodes offering a name, the newest incarnation
 //! of each node name wins, and the older one is lost as soon as the newer one is seen.
@@ -161,7 +161,7 @@ impl Node {
                 }
             }
             // Peers may have answered for two lives of one node name: the newest wins.
-            candidates.sort_by(|a, b| b.node.incarnation.cmp(&a.node.incarnation));
+            candidates.sort_by_key(|w| std::cmp::Reverse(w.node.incarnation));
         }
         let mut wrong = None;
         for wire in candidates {
