@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{NodeInner, Settings, SpawnFn, codec::NodeCodec};
+use crate::Metrics;
 use crate::defaults;
 use crate::interface::{Interface, decode_with, encode_with};
 use crate::membership::{MemberEvent, Membership, MembershipConfig};
@@ -152,6 +153,7 @@ pub struct NodeBuilder {
     settings: Settings,
     max_frame: usize,
     handshake_timeout: Duration,
+    max_pending_handshakes: usize,
     spawnables: HashMap<&'static str, (SpawnFn, &'static Interface)>,
     misconfigured: Vec<String>,
 }
@@ -223,6 +225,21 @@ impl NodeBuilder {
         self
     }
 
+    /// The deadline of a link's whole opening handshake (default
+    /// [`defaults::HANDSHAKE_TIMEOUT`]).
+    pub fn handshake_timeout(mut self, d: Duration) -> Self {
+        self.handshake_timeout = d;
+        self
+    }
+
+    /// How many unauthenticated handshakes the listener runs at once (default
+    /// [`defaults::MAX_PENDING_HANDSHAKES`]); connections beyond that are closed at
+    /// once and counted in [`Metrics::links`].
+    pub fn max_pending_handshakes(mut self, n: usize) -> Self {
+        self.max_pending_handshakes = n;
+        self
+    }
+
     /// Lets other nodes spawn actors of type `A` here.
     pub fn spawnable<A: Spawnable>(mut self) -> Self {
         let Some(interface) = Interface::of(A::interface()) else {
@@ -263,6 +280,7 @@ impl NodeBuilder {
         let mut link = LinkConfig::new(secret);
         link.max_frame = self.max_frame;
         link.handshake_timeout = self.handshake_timeout;
+        link.max_pending_handshakes = self.max_pending_handshakes;
         link.tls = self.tls;
         let io = system.io();
         let (bind_me, bind_link, addr) = (me.clone(), link.clone(), self.listen);
@@ -276,6 +294,7 @@ impl NodeBuilder {
             .map_err(|source| NodeError::Bind { addr, source })?;
         let bound = listener.local_addr();
         let listen = advertised(bound, self.advertise)?;
+        let link_stats = listener.stats().clone();
         let inner = Arc::new_cyclic(|weak| NodeInner {
             me,
             listen,
@@ -306,6 +325,7 @@ impl NodeBuilder {
             .map_err(|e| NodeError::Membership(e.to_string()))?
             .map_err(|e| NodeError::Membership(e.to_string()))?;
         let events = membership.subscribe();
+        let metrics = Metrics::new(link_stats, membership.stats().clone());
         let watching = io.spawn(follow_members(Arc::downgrade(&inner), events));
         let node = Node {
             inner,
@@ -314,6 +334,7 @@ impl NodeBuilder {
             membership: Mutex::new(Some(membership)),
             watching,
             left: AtomicBool::new(false),
+            metrics,
         };
         for seed in self.seeds {
             node.connect(seed).await?;
@@ -463,6 +484,7 @@ pub struct Node {
     pub(super) membership: Mutex<Option<Membership>>,
     watching: tokio::task::JoinHandle<()>,
     left: AtomicBool,
+    metrics: Metrics,
 }
 
 impl std::fmt::Debug for NodeInner {
@@ -490,6 +512,7 @@ impl Node {
             },
             max_frame: defaults::MAX_FRAME,
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
+            max_pending_handshakes: defaults::MAX_PENDING_HANDSHAKES,
             spawnables: HashMap::new(),
             misconfigured: Vec::new(),
         }
@@ -498,6 +521,12 @@ impl Node {
     /// This node's identity.
     pub fn id(&self) -> &NodeId {
         &self.inner.me
+    }
+
+    /// This node's counters of refused handshakes and rejected gossip datagrams
+    /// (which the log reports only at a limited rate).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The address other nodes reach this node at, to give them as a seed: the
