@@ -78,6 +78,9 @@
 //! ```
 
 pub mod defaults;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod interface;
 pub mod membership;
 mod node;

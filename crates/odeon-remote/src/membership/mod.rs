@@ -56,7 +56,7 @@
 //! # });
 //! ```
 
-mod auth;
+pub(crate) mod auth;
 mod codec;
 mod config;
 mod events;
