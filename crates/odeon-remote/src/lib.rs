@@ -80,6 +80,9 @@
 //! ```
 
 pub mod defaults;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod interface;
 pub mod membership;
 mod metrics;

@@ -59,7 +59,7 @@
 //! # });
 //! ```
 
-mod auth;
+pub(crate) mod auth;
 mod codec;
 mod config;
 mod events;
