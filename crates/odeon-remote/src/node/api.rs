@@ -133,6 +133,7 @@ pub enum SpawnError {
 pub struct NodeBuilder {
     name: String,
     listen: SocketAddr,
+    advertise: Option<SocketAddr>,
     secret: Option<Secret>,
     seeds: Vec<SocketAddr>,
     tls: Option<TlsConfig>,
@@ -148,6 +149,14 @@ impl NodeBuilder {
     /// The address to listen on (default `127.0.0.1:0`, an ephemeral port).
     pub fn listen(mut self, addr: SocketAddr) -> Self {
         self.listen = addr;
+        self
+    }
+
+    /// The address other nodes dial to reach this node's links, when it is not the
+    /// bound one (a proxy, a NAT). Default: the bound listen address. Gossip stays on
+    /// the bound address.
+    pub fn advertise(mut self, addr: SocketAddr) -> Self {
+        self.advertise = Some(addr);
         self
     }
 
@@ -247,7 +256,8 @@ impl NodeBuilder {
                 source: std::io::Error::other(e),
             })?
             .map_err(|source| NodeError::Bind { addr, source })?;
-        let listen = listener.local_addr();
+        let bound = listener.local_addr();
+        let listen = self.advertise.unwrap_or(bound);
         let inner = Arc::new_cyclic(|weak| NodeInner {
             me,
             listen,
@@ -266,7 +276,7 @@ impl NodeBuilder {
         let accepting = io.spawn(accept_loop(Arc::downgrade(&inner), listener));
         // Gossip runs on UDP at the listener's port, so one address names a node.
         let mut gossip =
-            MembershipConfig::new(inner.me.clone(), listen, listen, inner.link.secret.clone());
+            MembershipConfig::new(inner.me.clone(), bound, listen, inner.link.secret.clone());
         gossip.seeds = self.seeds.clone();
         gossip.gossip_interval = self.gossip_interval;
         gossip.leave_grace = self.gossip_interval * 3;
@@ -278,6 +288,7 @@ impl NodeBuilder {
         let events = membership.subscribe();
         let watching = io.spawn(follow_members(Arc::downgrade(&inner), events));
         let node = Node {
+            bound,
             inner,
             accepting: Mutex::new(Some(accepting)),
             membership: Mutex::new(Some(membership)),
@@ -395,6 +406,7 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
 #[derive(Debug)]
 pub struct Node {
     inner: Arc<NodeInner>,
+    bound: SocketAddr,
     accepting: Mutex<Option<tokio::task::JoinHandle<()>>>,
     membership: Mutex<Option<Membership>>,
     watching: tokio::task::JoinHandle<()>,
@@ -413,6 +425,7 @@ impl Node {
         NodeBuilder {
             name: name.into(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            advertise: None,
             secret: None,
             seeds: Vec::new(),
             tls: None,
@@ -435,9 +448,14 @@ impl Node {
         &self.inner.me
     }
 
-    /// The address this node listens on.
+    /// The address other nodes reach this node at (the advertised one, if set).
     pub fn listen_addr(&self) -> SocketAddr {
         self.inner.listen
+    }
+
+    /// The address the listener (and gossip) is bound to.
+    pub fn bound_addr(&self) -> SocketAddr {
+        self.bound
     }
 
     /// The peers this node has links to or is linking to, not lost.
