@@ -193,6 +193,22 @@ impl NodeBuilder {
         self
     }
 
+    /// How many messages (tells and asks) may wait toward one peer node before a
+    /// `tell` fails with `TellError::Full` (giving the message back) and
+    /// `ActorRef::send` waits for room (default [`defaults::OUTBOX_BOUND`]). At least 1.
+    pub fn outbox_bound(mut self, messages: usize) -> Self {
+        self.settings.outbox_bound = messages;
+        self
+    }
+
+    /// How long a link may stay idle before it sends a heartbeat (default
+    /// [`defaults::HEARTBEAT_INTERVAL`], capped at a quarter of `lost_after`). A link
+    /// that carries nothing for `lost_after` is dead and its peer lost.
+    pub fn heartbeat_interval(mut self, d: Duration) -> Self {
+        self.settings.heartbeat_interval = d;
+        self
+    }
+
     /// The deadline of lookups and remote spawns (default
     /// [`defaults::REQUEST_TIMEOUT`]).
     pub fn request_timeout(mut self, d: Duration) -> Self {
@@ -235,6 +251,17 @@ impl NodeBuilder {
     pub async fn start(self, system: &SystemHandle) -> Result<Node, NodeError> {
         if let Some(why) = self.misconfigured.first() {
             return Err(NodeError::Config(why.clone()));
+        }
+        if self.settings.outbox_bound == 0 || self.settings.outbox_bound > MAX_PERMITS {
+            return Err(NodeError::Config(format!(
+                "outbox bound of {} messages (1..={MAX_PERMITS})",
+                self.settings.outbox_bound
+            )));
+        }
+        if self.settings.heartbeat().is_zero() {
+            return Err(NodeError::Config(
+                "zero heartbeat interval or lost_after".into(),
+            ));
         }
         let secret = self.secret.ok_or(NodeError::NoSecret)?;
         let me = NodeId {
@@ -302,6 +329,9 @@ impl NodeBuilder {
         Ok(node)
     }
 }
+
+/// The largest outbox bound (a semaphore's limit).
+const MAX_PERMITS: usize = tokio::sync::Semaphore::MAX_PERMITS >> 4;
 
 fn incarnation() -> u64 {
     let mut b = [0u8; 8];
@@ -435,6 +465,8 @@ impl Node {
                 max_backoff: defaults::MAX_BACKOFF,
                 lost_after: defaults::LOST_AFTER,
                 request_timeout: defaults::REQUEST_TIMEOUT,
+                outbox_bound: defaults::OUTBOX_BOUND,
+                heartbeat_interval: defaults::HEARTBEAT_INTERVAL,
             },
             max_frame: defaults::MAX_FRAME,
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
