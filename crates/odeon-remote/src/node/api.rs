@@ -736,6 +736,14 @@ impl Drop for Node {
     }
 }
 
+#[cfg(test)]
+impl Node {
+    /// For the link tests, which reach a verdict without waiting for a detector.
+    pub(crate) fn inner(&self) -> &Arc<NodeInner> {
+        &self.inner
+    }
+}
+
 fn registry_key(name: &str) -> String {
     format!("reg/{name}")
 }

@@ -207,18 +207,24 @@ async fn run_link(
                 }
             }
         }
-        // A flush blocks while the peer does not read; the peer's loss ends it.
+        // A flush blocks while the peer does not read; the peer's loss ends it, and so
+        // does the end of the reader (which is what watches for silence).
         let flushed = tokio::select! {
             biased;
             _ = closed.wait_for(|lost| *lost) => None,
-            r = writer.flush() => Some(r),
+            _ = &mut reading.0 => Some(Err(None)),
+            r = writer.flush() => Some(r.map_err(Some)),
         };
         match flushed {
             None => {
                 torn = true;
                 break End::Lost;
             }
-            Some(Err(e)) => {
+            Some(Err(None)) => {
+                torn = true;
+                break End::Down;
+            }
+            Some(Err(Some(e))) => {
                 tracing::warn!(peer = %peer.id, error = %e, "link write failed");
                 break End::Down;
             }
@@ -273,5 +279,60 @@ async fn read_link(
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use odeon::System;
+
+    use crate::{Node, Secret};
+
+    fn eventually(mut ok: impl FnMut() -> bool) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(20) {
+            if ok() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    // Item 6 of issue 13: a verdict reached while the link still works (the failure
+    // detector, a false suspicion) closes the link, and the other end, told by the
+    // link's last frame, loses this node too instead of keeping a half-dead link.
+    #[test]
+    fn a_verdict_closes_a_working_link_and_the_other_end_follows() {
+        let secret = || Secret::new("a secret of 16+ bytes").unwrap();
+        // Detection slow enough that only the verdict under test can act.
+        let slow = Duration::from_secs(60);
+        let (sa, sb) = (System::new(), System::new());
+        let a = sa
+            .block_on(
+                Node::builder("a")
+                    .secret(secret())
+                    .lost_after(slow)
+                    .start(&sa.handle()),
+            )
+            .unwrap();
+        let b = sb
+            .block_on(
+                Node::builder("b")
+                    .secret(secret())
+                    .lost_after(slow)
+                    .seed(a.listen_addr())
+                    .start(&sb.handle()),
+            )
+            .unwrap();
+        assert!(eventually(|| a.peers().contains(b.id())), "linked");
+        b.inner().forget_by_id(a.id(), "the test declared it down");
+        assert!(!b.peers().contains(a.id()));
+        assert!(
+            eventually(|| !a.peers().contains(b.id())),
+            "the other end still holds the old link"
+        );
     }
 }
