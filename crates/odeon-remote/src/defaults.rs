@@ -17,7 +17,8 @@ pub const MIN_BACKOFF: Duration = Duration::from_millis(50);
 /// The longest delay between two redials of a peer.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
-/// How long a peer may stay unreachable before it is lost with all its actors.
+/// How long a peer may stay unreachable (no link, or a link that carries nothing, not
+/// even a heartbeat) before it is lost with all its actors.
 pub const LOST_AFTER: Duration = Duration::from_secs(5);
 
 /// How long a link may stay idle before it sends a heartbeat frame, so that the other

@@ -186,8 +186,9 @@ impl NodeBuilder {
         self
     }
 
-    /// How long a peer may stay unreachable before it is lost, with its actors
-    /// (default [`defaults::LOST_AFTER`]).
+    /// How long a peer may stay unreachable (no link, or a link that carries nothing,
+    /// not even a heartbeat) before it is lost, with its actors (default
+    /// [`defaults::LOST_AFTER`]).
     pub fn lost_after(mut self, d: Duration) -> Self {
         self.settings.lost_after = d;
         self
