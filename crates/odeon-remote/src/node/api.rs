@@ -205,10 +205,27 @@ impl NodeBuilder {
         self
     }
 
-    /// How long a peer may stay unreachable before it is lost, with its actors
-    /// (default [`defaults::LOST_AFTER`]).
+    /// How long a peer may stay unreachable (no link, or a link that carries nothing,
+    /// not even a heartbeat) before it is lost, with its actors (default
+    /// [`defaults::LOST_AFTER`]).
     pub fn lost_after(mut self, d: Duration) -> Self {
         self.settings.lost_after = d;
+        self
+    }
+
+    /// How many messages (tells and asks) may wait toward one peer node before a
+    /// `tell` fails with `TellError::Full` (giving the message back) and
+    /// `ActorRef::send` waits for room (default [`defaults::OUTBOX_BOUND`]). At least 1.
+    pub fn outbox_bound(mut self, messages: usize) -> Self {
+        self.settings.outbox_bound = messages;
+        self
+    }
+
+    /// How long a link may stay idle before it sends a heartbeat (default
+    /// [`defaults::HEARTBEAT_INTERVAL`], capped at a quarter of `lost_after`). A link
+    /// that carries nothing for `lost_after` is dead and its peer lost.
+    pub fn heartbeat_interval(mut self, d: Duration) -> Self {
+        self.settings.heartbeat_interval = d;
         self
     }
 
@@ -271,6 +288,17 @@ impl NodeBuilder {
         if let Some(why) = self.misconfigured.first() {
             return Err(NodeError::Config(why.clone()));
         }
+        if self.settings.outbox_bound == 0 || self.settings.outbox_bound > MAX_PERMITS {
+            return Err(NodeError::Config(format!(
+                "outbox bound of {} messages (1..={MAX_PERMITS})",
+                self.settings.outbox_bound
+            )));
+        }
+        if self.settings.heartbeat().is_zero() {
+            return Err(NodeError::Config(
+                "zero heartbeat interval or lost_after".into(),
+            ));
+        }
         let secret = self.secret.ok_or(NodeError::NoSecret)?;
         let me = NodeId {
             name: self.name,
@@ -328,8 +356,8 @@ impl NodeBuilder {
         let metrics = Metrics::new(link_stats, membership.stats().clone());
         let watching = io.spawn(follow_members(Arc::downgrade(&inner), events));
         let node = Node {
-            inner,
             bound,
+            inner,
             accepting: Mutex::new(Some(accepting)),
             membership: Mutex::new(Some(membership)),
             watching,
@@ -343,6 +371,9 @@ impl NodeBuilder {
         Ok(node)
     }
 }
+
+/// The largest outbox bound (a semaphore's limit).
+const MAX_PERMITS: usize = tokio::sync::Semaphore::MAX_PERMITS >> 4;
 
 /// The address others reach a node at that is bound to `bound` (see
 /// [`NodeBuilder::advertise`]).
@@ -509,6 +540,8 @@ impl Node {
                 max_backoff: defaults::MAX_BACKOFF,
                 lost_after: defaults::LOST_AFTER,
                 request_timeout: defaults::REQUEST_TIMEOUT,
+                outbox_bound: defaults::OUTBOX_BOUND,
+                heartbeat_interval: defaults::HEARTBEAT_INTERVAL,
             },
             max_frame: defaults::MAX_FRAME,
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
@@ -662,6 +695,14 @@ impl Drop for Node {
         for p in self.inner.live_peers() {
             p.abort();
         }
+    }
+}
+
+#[cfg(test)]
+impl Node {
+    /// For the link tests, which reach a verdict without waiting for a detector.
+    pub(crate) fn inner(&self) -> &Arc<NodeInner> {
+        &self.inner
     }
 }
 

@@ -159,7 +159,8 @@ impl<A: Actor> ActorRef<A> {
 
     /// Sends `msg` without waiting. Fails, giving the message back, if the actor has
     /// stopped or its bounded mailbox is full (or, for a remote actor, if its node
-    /// cannot be reached or `M` is not in its remote interface).
+    /// cannot be reached, the bounded queue toward its node is full
+    /// ([`TellError::Full`]), or `M` is not in its remote interface).
     #[inline]
     pub fn tell<M, K>(&self, msg: M) -> Result<(), TellError<M>>
     where
@@ -173,7 +174,8 @@ impl<A: Actor> ActorRef<A> {
     }
 
     /// Sends `msg`, waiting for room if the mailbox is bounded and full (backpressure).
-    /// With an unbounded mailbox this is `tell`.
+    /// With an unbounded mailbox this is `tell`. For a remote actor it waits while the
+    /// queue toward the actor's node is full.
     pub async fn send<M, K>(&self, msg: M) -> Result<(), TellError<M>>
     where
         M: Message,
@@ -181,7 +183,7 @@ impl<A: Actor> ActorRef<A> {
     {
         let cell = match &self.target {
             Target::Local(cell) => cell,
-            Target::Remote(r) => return r.tell(msg),
+            Target::Remote(r) => return r.send(msg).await,
         };
         let Some(bound) = cell.semaphore() else {
             return cell.send(msg, None);
