@@ -83,10 +83,10 @@ fn a_node_bound_to_every_interface_advertises_its_address_joins_and_serves() {
 
     // And w, seeded with nothing but `a`, serves asks from a node seeded with w only.
     let d = Member::start("d", &[w.addr()]);
-    let from_d = d
-        .system
-        .block_on(d.node().lookup::<Counter>("on-w"))
-        .unwrap();
+    let from_d = eventually(LONG, || {
+        d.system.block_on(d.node().lookup::<Counter>("on-w")).ok()
+    })
+    .expect("d, seeded with w only, finds w's counter");
     assert_eq!(d.system.block_on(from_d.ask(Add(4))), Ok(9));
 }
 
