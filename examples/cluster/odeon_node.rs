@@ -13,6 +13,12 @@
 //! spawns a tally on the seed's node, then watches `tally` and keeps asking it until the
 //! serving node is gone, printing what it observes. Output lines are stable: tests read
 //! them.
+//!
+//! Both modes take `--listen ADDR`, the address to bind (default `127.0.0.1:0`;
+//! `0.0.0.0:PORT` binds every interface), and `--advertise ADDR`, the address other
+//! nodes reach this one at (required with `0.0.0.0`; a port of 0 means the bound port).
+//! Links (TCP) and gossip (UDP) share the port. The first output line, `listening ADDR`,
+//! gives the advertised address.
 
 #[path = "tally.rs"]
 mod tally;
@@ -30,6 +36,7 @@ struct Args {
     mode: String,
     name: String,
     listen: SocketAddr,
+    advertise: Option<SocketAddr>,
     seeds: Vec<SocketAddr>,
 }
 
@@ -45,6 +52,7 @@ fn parse() -> Result<Args, String> {
         mode,
         name: String::new(),
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        advertise: None,
         seeds: Vec::new(),
     };
     while let Some(flag) = it.next() {
@@ -57,6 +65,7 @@ fn parse() -> Result<Args, String> {
         match flag.as_str() {
             "--name" => args.name = value.clone(),
             "--listen" => args.listen = addr()?,
+            "--advertise" => args.advertise = Some(addr()?),
             "--seed" => args.seeds.push(addr()?),
             other => return Err(format!("unknown flag {other}")),
         }
@@ -102,6 +111,9 @@ fn main() -> ExitCode {
         .secret(secret)
         .lost_after(Duration::from_secs(1))
         .spawnable::<Tally>();
+    if let Some(a) = args.advertise {
+        builder = builder.advertise(a);
+    }
     for s in &args.seeds {
         builder = builder.seed(*s);
     }
@@ -109,6 +121,9 @@ fn main() -> ExitCode {
         Ok(n) => n,
         Err(e) => {
             eprintln!("odeon-node: {e}");
+            if matches!(e, odeon_remote::NodeError::NoAdvertise { .. }) {
+                eprintln!("odeon-node: pass --advertise ADDR, where other nodes reach this one");
+            }
             return ExitCode::from(1);
         }
     };

@@ -59,7 +59,7 @@
 //! # });
 //! ```
 
-mod auth;
+pub(crate) mod auth;
 mod codec;
 mod config;
 mod events;
@@ -148,6 +148,7 @@ enum Command {
 pub struct Membership {
     me: NodeId,
     gossip_addr: SocketAddr,
+    advertised: SocketAddr,
     events: broadcast::Sender<MemberEvent>,
     tracker: Arc<Mutex<events::Tracker>>,
     live: watch::Receiver<BTreeMap<ChitchatId, NodeState>>,
@@ -169,6 +170,7 @@ impl Membership {
         config.validate()?;
         let socket = UdpSocket::bind(config.gossip_addr).await?;
         let gossip_addr = socket.local_addr()?;
+        let advertised = config.advertised(gossip_addr);
         let stats = Arc::new(GossipStats::default());
         // Argon2id takes tens of milliseconds of CPU: not on a runtime worker.
         let secret = config.secret.clone();
@@ -176,7 +178,7 @@ impl Membership {
             .await
             .map_err(|e| MembershipError::Gossip(format!("deriving the gossip key: {e}")))?;
         let transport = socket::AuthTransport::new(socket, key, stats.clone());
-        let chitchat_id = codec::chitchat_id(&config.node, gossip_addr);
+        let chitchat_id = codec::chitchat_id(&config.node, advertised);
         let chitchat_config = ChitchatConfig {
             chitchat_id: chitchat_id.clone(),
             cluster_id: config.cluster_id.clone(),
@@ -185,7 +187,7 @@ impl Membership {
             seed_nodes: config
                 .seeds
                 .iter()
-                .filter(|seed| **seed != gossip_addr)
+                .filter(|seed| **seed != gossip_addr && **seed != advertised)
                 .map(ToString::to_string)
                 .collect(),
             failure_detector_config: FailureDetectorConfig {
@@ -214,10 +216,11 @@ impl Membership {
         let watcher = tokio::spawn(events::run(live.clone(), tracker.clone(), events.clone()));
         let (commands, rx) = mpsc::unbounded_channel();
         let writer = tokio::spawn(write_loop(handle, rx, config.leave_grace));
-        tracing::info!(node = %config.node, %gossip_addr, "membership started");
+        tracing::info!(node = %config.node, %gossip_addr, %advertised, "membership started");
         Ok(Self {
             me: config.node,
             gossip_addr,
+            advertised,
             events,
             tracker,
             live,
@@ -232,6 +235,12 @@ impl Membership {
     /// The UDP address gossip is bound to (with the port the OS chose for port 0).
     pub fn gossip_addr(&self) -> SocketAddr {
         self.gossip_addr
+    }
+
+    /// The UDP address peers gossip to ([`MembershipConfig::gossip_advertise`], or
+    /// [`Membership::gossip_addr`] when none was given).
+    pub fn advertised_addr(&self) -> SocketAddr {
+        self.advertised
     }
 
     /// This node's identity.

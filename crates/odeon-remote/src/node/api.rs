@@ -73,6 +73,17 @@ pub enum NodeError {
     /// The builder was given something it cannot use.
     #[error("invalid node configuration: {0}")]
     Config(String),
+    /// The node is bound to an unspecified address (`0.0.0.0`, `::`: every interface)
+    /// and was given no address to advertise, so it could not tell others where to
+    /// reach it.
+    #[error(
+        "bound to {bind}, which others cannot dial: give the address to advertise \
+         (NodeBuilder::advertise)"
+    )]
+    NoAdvertise {
+        /// The bound address.
+        bind: SocketAddr,
+    },
     /// Membership (gossip) could not start.
     #[error("membership: {0}")]
     Membership(String),
@@ -134,6 +145,7 @@ pub enum SpawnError {
 pub struct NodeBuilder {
     name: String,
     listen: SocketAddr,
+    advertise: Option<SocketAddr>,
     secret: Option<Secret>,
     seeds: Vec<SocketAddr>,
     tls: Option<TlsConfig>,
@@ -147,9 +159,23 @@ pub struct NodeBuilder {
 }
 
 impl NodeBuilder {
-    /// The address to listen on (default `127.0.0.1:0`, an ephemeral port).
+    /// The address to bind, for links (TCP) and gossip (UDP, same port). Default
+    /// `127.0.0.1:0`, an ephemeral port. An unspecified IP (`0.0.0.0`, `::`) binds every
+    /// interface and then needs [`NodeBuilder::advertise`].
     pub fn listen(mut self, addr: SocketAddr) -> Self {
         self.listen = addr;
+        self
+    }
+
+    /// The address other nodes reach this node at, when it is not the bound one (Akka's
+    /// canonical address, as opposed to its bind address): a node bound to `0.0.0.0`, or
+    /// behind a NAT or a port mapping. This is what gossip publishes, what links tell
+    /// peers, and what [`Node::listen_addr`] returns; it must reach both the TCP and
+    /// the UDP port. A port of 0 stands for the bound port. Default: the bound address,
+    /// which must then be specified, or [`Node::start`](NodeBuilder::start) fails with
+    /// [`NodeError::NoAdvertise`].
+    pub fn advertise(mut self, addr: SocketAddr) -> Self {
+        self.advertise = Some(addr);
         self
     }
 
@@ -179,10 +205,27 @@ impl NodeBuilder {
         self
     }
 
-    /// How long a peer may stay unreachable before it is lost, with its actors
-    /// (default [`defaults::LOST_AFTER`]).
+    /// How long a peer may stay unreachable (no link, or a link that carries nothing,
+    /// not even a heartbeat) before it is lost, with its actors (default
+    /// [`defaults::LOST_AFTER`]).
     pub fn lost_after(mut self, d: Duration) -> Self {
         self.settings.lost_after = d;
+        self
+    }
+
+    /// How many messages (tells and asks) may wait toward one peer node before a
+    /// `tell` fails with `TellError::Full` (giving the message back) and
+    /// `ActorRef::send` waits for room (default [`defaults::OUTBOX_BOUND`]). At least 1.
+    pub fn outbox_bound(mut self, messages: usize) -> Self {
+        self.settings.outbox_bound = messages;
+        self
+    }
+
+    /// How long a link may stay idle before it sends a heartbeat (default
+    /// [`defaults::HEARTBEAT_INTERVAL`], capped at a quarter of `lost_after`). A link
+    /// that carries nothing for `lost_after` is dead and its peer lost.
+    pub fn heartbeat_interval(mut self, d: Duration) -> Self {
+        self.settings.heartbeat_interval = d;
         self
     }
 
@@ -238,16 +281,28 @@ impl NodeBuilder {
     /// runtime.
     ///
     /// # Errors
-    /// [`NodeError`]: no secret, a bad name, an address that cannot be bound, or a
-    /// seed that cannot be linked.
+    /// [`NodeError`]: no secret, a bad name, an address that cannot be bound, an
+    /// unspecified bind address without an advertised one ([`NodeError::NoAdvertise`]),
+    /// or a seed that cannot be linked.
     pub async fn start(self, system: &SystemHandle) -> Result<Node, NodeError> {
         if let Some(why) = self.misconfigured.first() {
             return Err(NodeError::Config(why.clone()));
         }
+        if self.settings.outbox_bound == 0 || self.settings.outbox_bound > MAX_PERMITS {
+            return Err(NodeError::Config(format!(
+                "outbox bound of {} messages (1..={MAX_PERMITS})",
+                self.settings.outbox_bound
+            )));
+        }
+        if self.settings.heartbeat().is_zero() {
+            return Err(NodeError::Config(
+                "zero heartbeat interval or lost_after".into(),
+            ));
+        }
         let secret = self.secret.ok_or(NodeError::NoSecret)?;
         let me = NodeId {
             name: self.name,
-            incarnation: incarnation(),
+            incarnation: super::incarnation::incarnation(),
         };
         me.validate().map_err(|e| NodeError::Name(e.to_string()))?;
         let mut link = LinkConfig::new(secret);
@@ -265,7 +320,8 @@ impl NodeBuilder {
                 source: std::io::Error::other(e),
             })?
             .map_err(|source| NodeError::Bind { addr, source })?;
-        let listen = listener.local_addr();
+        let bound = listener.local_addr();
+        let listen = advertised(bound, self.advertise)?;
         let link_stats = listener.stats().clone();
         let inner = Arc::new_cyclic(|weak| NodeInner {
             me,
@@ -275,7 +331,7 @@ impl NodeBuilder {
             io: io.clone(),
             settings: self.settings,
             peers: Mutex::new(HashMap::new()),
-            exports: Mutex::new(HashMap::new()),
+            exports: Mutex::new(Default::default()),
             names: Mutex::new(HashMap::new()),
             spawnables: self.spawnables,
             next_request: AtomicU64::new(1),
@@ -283,9 +339,11 @@ impl NodeBuilder {
             codec: Arc::new(NodeCodec(weak.clone())),
         });
         let accepting = io.spawn(accept_loop(Arc::downgrade(&inner), listener));
-        // Gossip runs on UDP at the listener's port, so one address names a node.
+        // Gossip runs on UDP at the listener's port, bound and advertised alike, so one
+        // address names a node.
         let mut gossip =
-            MembershipConfig::new(inner.me.clone(), listen, listen, inner.link.secret.clone());
+            MembershipConfig::new(inner.me.clone(), bound, listen, inner.link.secret.clone());
+        gossip.gossip_advertise = Some(listen);
         gossip.seeds = self.seeds.clone();
         gossip.gossip_interval = self.gossip_interval;
         gossip.leave_grace = self.gossip_interval * 3;
@@ -298,6 +356,7 @@ impl NodeBuilder {
         let metrics = Metrics::new(link_stats, membership.stats().clone());
         let watching = io.spawn(follow_members(Arc::downgrade(&inner), events));
         let node = Node {
+            bound,
             inner,
             accepting: Mutex::new(Some(accepting)),
             membership: Mutex::new(Some(membership)),
@@ -308,21 +367,26 @@ impl NodeBuilder {
         for seed in self.seeds {
             node.connect(seed).await?;
         }
-        tracing::info!(node = %node.inner.me, %listen, "node started");
+        tracing::info!(node = %node.inner.me, %bound, advertised = %listen, "node started");
         Ok(node)
     }
 }
 
-fn incarnation() -> u64 {
-    let mut b = [0u8; 8];
-    // An incarnation only needs to differ between two lives of one name; fall back to
-    // the clock if the OS source is unavailable.
-    if getrandom::fill(&mut b).is_err() {
-        return std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64);
+/// The largest outbox bound (a semaphore's limit).
+const MAX_PERMITS: usize = tokio::sync::Semaphore::MAX_PERMITS >> 4;
+
+/// The address others reach a node at that is bound to `bound` (see
+/// [`NodeBuilder::advertise`]).
+fn advertised(bound: SocketAddr, advertise: Option<SocketAddr>) -> Result<SocketAddr, NodeError> {
+    match advertise {
+        None if bound.ip().is_unspecified() => Err(NodeError::NoAdvertise { bind: bound }),
+        None => Ok(bound),
+        Some(a) if a.ip().is_unspecified() => Err(NodeError::Config(format!(
+            "advertised address {a} is unspecified"
+        ))),
+        Some(a) if a.port() == 0 => Ok(SocketAddr::new(a.ip(), bound.port())),
+        Some(a) => Ok(a),
     }
-    u64::from_le_bytes(b)
 }
 
 /// Links to members as gossip reports them, and loses them when it reports them gone.
@@ -345,7 +409,9 @@ async fn follow_members(
         }
         match event {
             MemberEvent::Up(m) => {
-                node.peer(&m.node, Some(m.link_addr));
+                if node.supersede(&m.node) {
+                    node.peer(&m.node, Some(m.link_addr));
+                }
             }
             MemberEvent::Down(id) => {
                 node.forget_by_id(&id, "the failure detector declared it down")
@@ -388,6 +454,14 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
             return;
         }
     };
+    if listen.ip().is_unspecified() || listen.port() == 0 {
+        tracing::warn!(%addr, peer = %link.peer, %listen, "attach with an address that cannot be dialed; closing");
+        return;
+    }
+    if !node.supersede(&link.peer) {
+        tracing::warn!(%addr, peer = %link.peer, "a newer incarnation of this node is known; closing");
+        return;
+    }
     let peer = node.peer(&link.peer.clone(), Some(listen));
     let answer = if peer.claim(&node.me, listen) {
         Traffic::Attached {
@@ -413,11 +487,32 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
 /// A node: one member of a cluster of odeon systems (see the crate docs for an
 /// example). Dropping it without [`Node::leave`] cuts every link at once, which peers
 /// see as a crash.
+///
+/// # Addresses
+/// A node binds one port ([`NodeBuilder::listen`]) for its links (TCP) and gossip
+/// (UDP), and tells the others one address to reach it at: the advertised address
+/// ([`NodeBuilder::advertise`], Akka's canonical address), which defaults to the bound
+/// one. A node bound to `0.0.0.0` or `::` must be given one. Gossip publishes it, links
+/// announce it, and [`Node::listen_addr`] returns it.
+///
+/// # What a peer can reach
+/// - Refs on the wire carry a node's identity, never an address. A node dials only
+///   addresses it was given (seeds, [`Node::connect`]), gossiped by membership, or
+///   announced by a peer for itself when it linked. A ref to a node it does not know,
+///   or to an incarnation superseded by a newer one, is dead: sends fail with
+///   `Unreachable` and watchers get `NodeLost`.
+/// - A local actor is reachable from other nodes only once a ref to it has been sent
+///   out (in a message, a reply, a registration or a remote spawn), and then under a
+///   random 64-bit token drawn from the OS, not its sequential id: frames addressed to
+///   any other number reach nothing (tells are dropped, asks fail with `Stopped`,
+///   stops and links have no effect, watches report the actor stopped).
+/// - Names registered with [`Node::register`] are public to every member.
 #[derive(Debug)]
 pub struct Node {
-    inner: Arc<NodeInner>,
+    pub(super) inner: Arc<NodeInner>,
+    bound: SocketAddr,
     accepting: Mutex<Option<tokio::task::JoinHandle<()>>>,
-    membership: Mutex<Option<Membership>>,
+    pub(super) membership: Mutex<Option<Membership>>,
     watching: tokio::task::JoinHandle<()>,
     left: AtomicBool,
     metrics: Metrics,
@@ -435,6 +530,7 @@ impl Node {
         NodeBuilder {
             name: name.into(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            advertise: None,
             secret: None,
             seeds: Vec::new(),
             tls: None,
@@ -444,6 +540,8 @@ impl Node {
                 max_backoff: defaults::MAX_BACKOFF,
                 lost_after: defaults::LOST_AFTER,
                 request_timeout: defaults::REQUEST_TIMEOUT,
+                outbox_bound: defaults::OUTBOX_BOUND,
+                heartbeat_interval: defaults::HEARTBEAT_INTERVAL,
             },
             max_frame: defaults::MAX_FRAME,
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
@@ -464,9 +562,16 @@ impl Node {
         &self.metrics
     }
 
-    /// The address this node listens on.
+    /// The address other nodes reach this node at, to give them as a seed: the
+    /// advertised address ([`NodeBuilder::advertise`]), or the bound one if none was
+    /// given.
     pub fn listen_addr(&self) -> SocketAddr {
         self.inner.listen
+    }
+
+    /// The address the node is bound to (with the port the OS chose for port 0).
+    pub fn bound_addr(&self) -> SocketAddr {
+        self.bound
     }
 
     /// The peers this node has links to or is linking to, not lost.
@@ -501,135 +606,13 @@ impl Node {
         if id == self.inner.me {
             return Err(link_err("that is this node".into()));
         }
+        if !self.inner.supersede(&id) {
+            return Err(link_err(format!(
+                "{id} is an older incarnation of a known node"
+            )));
+        }
         self.inner.peer(&id, Some(addr));
         Ok(id)
-    }
-
-    /// Makes `actor` findable across the cluster as `name`. The registration keeps the
-    /// actor alive until [`Node::unregister`] or until it stops.
-    ///
-    /// # Errors
-    /// [`RegistryError::Taken`] if the name is registered on this node;
-    /// [`RegistryError::NotLocal`] for a ref to another node's actor.
-    pub fn register<A: RemoteActor>(
-        &self,
-        name: &str,
-        actor: &ActorRef<A>,
-    ) -> Result<(), RegistryError> {
-        if !actor.is_local() {
-            return Err(RegistryError::NotLocal);
-        }
-        let interface = Interface::of(A::interface()).ok_or(RegistryError::NotLocal)?;
-        let wire = self
-            .inner
-            .export_local(interface, Box::new(actor.clone()))
-            .map_err(RegistryError::Failed)?;
-        {
-            let mut names = self.inner.names.lock();
-            if names.contains_key(name) {
-                return Err(RegistryError::Taken(name.to_string()));
-            }
-            names.insert(name.to_string(), wire.id);
-        }
-        // Published in gossip, so that lookups elsewhere need no round trip.
-        if let Some(m) = self.membership.lock().as_ref()
-            && let Err(e) = m.set(
-                &registry_key(name),
-                &format!("{}/{}", wire.id, wire.actor_type),
-            )
-        {
-            tracing::warn!(name, error = %e, "registration not gossiped; lookups will ask");
-        }
-        Ok(())
-    }
-
-    /// Removes a registration made on this node. Returns whether there was one.
-    pub fn unregister(&self, name: &str) -> bool {
-        if let Some(m) = self.membership.lock().as_ref() {
-            m.delete(&registry_key(name));
-        }
-        self.inner.names.lock().remove(name).is_some()
-    }
-
-    /// Where gossip says `name` is registered: refs on live members.
-    fn gossiped(&self, name: &str) -> Vec<WireRef> {
-        let guard = self.membership.lock();
-        let Some(m) = guard.as_ref() else {
-            return Vec::new();
-        };
-        let key = registry_key(name);
-        let members = m.members();
-        m.entries(&key)
-            .into_iter()
-            .filter(|(_, k, _)| *k == key)
-            .filter_map(|(node, _, value)| {
-                let (id, actor_type) = value.split_once('/')?;
-                let listen = members.iter().find(|mb| mb.node == node)?.link_addr;
-                Some(WireRef {
-                    node,
-                    listen,
-                    id: id.parse().ok()?,
-                    actor_type: actor_type.to_string(),
-                })
-            })
-            .collect()
-    }
-
-    /// Finds the actor registered as `name` on this node or on any linked node.
-    ///
-    /// # Errors
-    /// [`RegistryError::NotFound`], or [`RegistryError::WrongType`] if the name
-    /// belongs to an actor of another type.
-    pub async fn lookup<A: RemoteActor>(&self, name: &str) -> Result<ActorRef<A>, RegistryError> {
-        let interface = Interface::of(A::interface())
-            .ok_or_else(|| RegistryError::Failed(format!("{} has no interface", A::TYPE_NAME)))?;
-        let mut candidates = Vec::new();
-        if let crate::wire::Outcome::Ok(bytes) = self.inner.lookup_here(name) {
-            candidates.push(bytes);
-        } else if let gossiped @ [_, ..] = &self.gossiped(name)[..] {
-            for w in gossiped {
-                candidates.push(wire::encode(w).map_err(|e| RegistryError::Failed(e.to_string()))?);
-            }
-        } else {
-            let asks: Vec<_> = self
-                .inner
-                .live_peers()
-                .into_iter()
-                .map(|p| {
-                    self.inner.request(p, |request| Traffic::Lookup {
-                        request,
-                        name: name.to_string(),
-                    })
-                })
-                .collect();
-            for ask in asks {
-                if let Ok(bytes) = ask.await {
-                    candidates.push(bytes);
-                }
-            }
-        }
-        let mut wrong = None;
-        for bytes in candidates {
-            let wire: WireRef =
-                wire::decode(&bytes).map_err(|e| RegistryError::Failed(e.to_string()))?;
-            if wire.actor_type != A::TYPE_NAME {
-                wrong = Some(wire.actor_type);
-                continue;
-            }
-            let any = self.inner.resolve(interface, &wire);
-            return any
-                .downcast::<ActorRef<A>>()
-                .map(|r| *r)
-                .map_err(|_| RegistryError::Failed("interface mismatch".into()));
-        }
-        Err(match wrong {
-            Some(found) => RegistryError::WrongType {
-                name: name.to_string(),
-                expected: A::TYPE_NAME,
-                found,
-            },
-            None => RegistryError::NotFound(name.to_string()),
-        })
     }
 
     /// Spawns an actor of type `A` on the linked node named `node`, which must have
@@ -715,8 +698,12 @@ impl Drop for Node {
     }
 }
 
-fn registry_key(name: &str) -> String {
-    format!("reg/{name}")
+#[cfg(test)]
+impl Node {
+    /// For the link tests, which reach a verdict without waiting for a detector.
+    pub(crate) fn inner(&self) -> &Arc<NodeInner> {
+        &self.inner
+    }
 }
 
 impl NodeInner {
