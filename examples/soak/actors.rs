@@ -46,7 +46,8 @@ pub struct RunReport {
 impl RunReport {
     /// Numbers below the highest seen that never arrived (assuming no duplicates).
     pub fn gaps(&self) -> u64 {
-        self.next.saturating_sub(self.received - self.not_increasing)
+        self.next
+            .saturating_sub(self.received - self.not_increasing)
     }
 }
 

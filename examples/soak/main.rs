@@ -42,7 +42,9 @@ struct Args {
 
 fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let mode = it.next().ok_or("usage: odeon-soak node|send --name N [flags]")?;
+    let mode = it
+        .next()
+        .ok_or("usage: odeon-soak node|send --name N [flags]")?;
     if mode != "node" && mode != "send" {
         return Err(format!("unknown mode {mode:?} (node or send)"));
     }
@@ -147,7 +149,12 @@ fn run_id() -> u64 {
 }
 
 /// Finds `sink-<peer>`, trying until `patience` runs out.
-fn find_sink(system: &System, node: &Node, peer: &str, patience: Duration) -> Option<ActorRef<Sink>> {
+fn find_sink(
+    system: &System,
+    node: &Node,
+    peer: &str,
+    patience: Duration,
+) -> Option<ActorRef<Sink>> {
     let deadline = Instant::now() + patience;
     loop {
         if let Ok(s) = system.block_on(node.lookup::<Sink>(&format!("sink-{peer}"))) {
@@ -218,7 +225,9 @@ fn run(system: &System, node: &Node, args: &Args) {
             let mut n = vec![0u64; args.peers.len()];
             while !stop.load(Relaxed) {
                 for (i, sink) in sinks.iter().enumerate() {
-                    let Some(sink) = sink.lock().unwrap().clone() else { continue };
+                    let Some(sink) = sink.lock().unwrap().clone() else {
+                        continue;
+                    };
                     match sink.tell(Seq { run, n: n[i] }) {
                         Ok(()) => _ = stats.tells.fetch_add(1, Relaxed),
                         Err(_) => _ = stats.tell_errors.fetch_add(1, Relaxed),
@@ -298,7 +307,10 @@ fn run(system: &System, node: &Node, args: &Args) {
                 stats.stopped.load(Relaxed),
                 terminated,
             );
-            if args.seconds.is_some_and(|s| started.elapsed().as_secs() >= s) {
+            if args
+                .seconds
+                .is_some_and(|s| started.elapsed().as_secs() >= s)
+            {
                 stop.store(true, Relaxed);
                 break;
             }
@@ -349,8 +361,10 @@ fn send(system: &System, node: &Node, args: &Args) -> ExitCode {
     let deadline = Instant::now() + Duration::from_secs(30);
     let (mut report, mut steady_since) = (None::<actors::RunReport>, Instant::now());
     while Instant::now() < deadline && steady_since.elapsed() < Duration::from_secs(2) {
-        let target_sink = find_sink(system, node, target, Duration::from_secs(5)).unwrap_or_else(|| sink.clone());
-        if let Ok(r) = system.block_on(target_sink.ask(Report(run)).timeout(Duration::from_secs(5))) {
+        let target_sink =
+            find_sink(system, node, target, Duration::from_secs(5)).unwrap_or_else(|| sink.clone());
+        if let Ok(r) = system.block_on(target_sink.ask(Report(run)).timeout(Duration::from_secs(5)))
+        {
             if report.as_ref().is_none_or(|old| old.received != r.received) {
                 steady_since = Instant::now();
             }

@@ -56,12 +56,14 @@
 //!   the network's to stop (firewall, rate limits).
 //!
 //! **With the secret** (a node of the cluster, or anyone who obtained it), a peer is
-//! fully trusted: the secret proves membership, not identity, so it can claim any node
-//! name, gossip any state (including other nodes'), and use every remote operation on
-//! every node (messages to actors whose ids it has, lookups, remote spawns of
-//! spawnable types, watches). It is still held to the frame limit and cannot crash a
-//! node with malformed input. With TLS it also needs a certificate from the cluster's
-//! CA. A leaked secret means a new secret on every node.
+//! trusted as a member: the secret proves membership, not identity, so it can claim
+//! any node name, gossip any state (including other nodes', and so addresses that
+//! nodes will dial), and use the remote operations on every node: messages, watches
+//! and stops to the actors whose refs it was given or that are registered (exported
+//! actors are addressed by random tokens, not guessable ids; see `Node`), lookups, and
+//! remote spawns of the types a node declared spawnable. It is still held to the frame
+//! limit, and malformed input only closes its link. With TLS it also needs a
+//! certificate from the cluster's CA. A leaked secret means a new secret on every node.
 
 pub mod handshake;
 mod secret;
