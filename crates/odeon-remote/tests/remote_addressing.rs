@@ -306,3 +306,49 @@ fn a_lookup_right_after_a_restart_returns_the_new_incarnation() {
     );
     drop(b2);
 }
+
+/// A TCP forwarder on loopback to whatever address `target` holds when a connection
+/// comes in: a stand-in for a TCP proxy or port mapping in front of a node.
+fn tcp_proxy(
+    rt: &tokio::runtime::Runtime,
+    target: std::sync::Arc<std::sync::OnceLock<SocketAddr>>,
+) -> SocketAddr {
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    rt.spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let Some(to) = target.get().copied() else {
+                continue;
+            };
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(to).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn behind_a_tcp_proxy_a_node_is_reached_at_its_advertised_address() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let target = std::sync::Arc::new(std::sync::OnceLock::new());
+    let proxy = tcp_proxy(&rt, target.clone());
+    let a = Member::start("a", &[]);
+    let w = start_with("w", &[a.addr()], |b| b.advertise(proxy)).unwrap();
+    target.set(w.node().bound_addr()).unwrap();
+    assert_eq!(w.addr(), proxy);
+    let on_w = counter(&w);
+    w.node().register("on-w", &on_w).unwrap();
+    // c learns of w by gossip (UDP, straight to w's bound port: the proxy carries only
+    // TCP) and links to it through the proxy.
+    let c = Member::start("c", &[a.addr()]);
+    let from_c = eventually(LONG, || {
+        c.system.block_on(c.node().lookup::<Counter>("on-w")).ok()
+    })
+    .expect("the registration on w reaches c by gossip");
+    assert_eq!(c.system.block_on(from_c.ask(Add(1))), Ok(1));
+}
