@@ -2,10 +2,12 @@
 //! multi-process tests.
 //!
 //! ```text
+//! odeon-node gen-secret
 //! ODEON_SECRET=... odeon-node serve --name a [--listen 127.0.0.1:7400] [--seed ADDR]...
 //! ODEON_SECRET=... odeon-node probe --name b --seed ADDR
 //! ```
-//! `serve` hosts a `Tally` registered as `tally` and lets others spawn tallies; it runs
+//! `gen-secret` prints a new random cluster secret (32 random bytes as 64 hex
+//! characters) to give every node as `ODEON_SECRET`. `serve` hosts a `Tally` registered as `tally` and lets others spawn tallies; it runs
 //! until its standard input closes or reads `leave` (then it leaves the cluster
 //! gracefully). `probe` finds `tally` through its seed, adds 1..=10, asks the total,
 //! spawns a tally on the seed's node, then watches `tally` and keeps asking it until the
@@ -40,9 +42,9 @@ struct Args {
 
 fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let mode = it
-        .next()
-        .ok_or("usage: odeon-node serve|probe --name N [--listen A] [--seed A]...")?;
+    let mode = it.next().ok_or(
+        "usage: odeon-node gen-secret | odeon-node serve|probe --name N [--listen A] [--seed A]...",
+    )?;
     if mode != "serve" && mode != "probe" {
         return Err(format!("unknown mode {mode:?} (serve or probe)"));
     }
@@ -75,6 +77,11 @@ fn parse() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("gen-secret") {
+        // Hex text: the bytes are ASCII.
+        println!("{}", String::from_utf8_lossy(Secret::generate().expose()));
+        return ExitCode::SUCCESS;
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),

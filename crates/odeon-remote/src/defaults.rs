@@ -2,8 +2,26 @@
 
 use std::time::Duration;
 
-/// Deadline of each handshake step (a peer that stalls longer is dropped).
+/// Deadline of a link's whole opening handshake (TLS and SPAKE2; a peer that takes
+/// longer is dropped).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Handshakes (TLS and SPAKE2) a listener runs at once; a connection accepted beyond
+/// that is closed at once, so that strangers can hold neither file descriptors nor
+/// tasks for long. Unit: connections.
+pub const MAX_PENDING_HANDSHAKES: usize = 128;
+
+/// Warnings about what strangers can cause at will (refused handshakes, rejected
+/// gossip datagrams, accept errors) are logged at most once per this interval, with
+/// the count of those suppressed; counters have the exact numbers. Unit: time.
+pub const WARN_INTERVAL: Duration = Duration::from_secs(10);
+
+/// First pause after the listener's `accept` fails (e.g. out of file descriptors);
+/// doubles per failure in a row up to [`MAX_ACCEPT_BACKOFF`].
+pub const MIN_ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// The longest pause after a failed `accept`.
+pub const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
 /// The largest frame an authenticated peer may send. Unit: bytes.
 pub const MAX_FRAME: usize = 8 * 1024 * 1024;
@@ -17,8 +35,21 @@ pub const MIN_BACKOFF: Duration = Duration::from_millis(50);
 /// The longest delay between two redials of a peer.
 pub const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
-/// How long a peer may stay unreachable before it is lost with all its actors.
+/// How long a peer may stay unreachable (no link, or a link that carries nothing, not
+/// even a heartbeat) before it is lost with all its actors.
 pub const LOST_AFTER: Duration = Duration::from_secs(5);
+
+/// How long a link may stay idle before it sends a heartbeat frame, so that the other
+/// end can tell a quiet link from a dead one (a link silent for [`LOST_AFTER`] is
+/// dead, whatever gossip says). Capped at a quarter of the node's `lost_after`.
+/// Unit: time.
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Messages (tells and asks) queued toward one peer node before a `tell` fails with
+/// `TellError::Full` and `ActorRef::send` waits. Runtime signals (replies, watch
+/// notices, stops) are never counted nor refused. The memory this bounds is this
+/// many encoded messages per peer, plus one write batch (256 KiB). Unit: messages.
+pub const OUTBOX_BOUND: usize = 16 * 1024;
 
 /// The deadline of node requests (lookups, remote spawns).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);

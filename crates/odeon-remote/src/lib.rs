@@ -30,6 +30,75 @@
 //! assert_eq!(sys_b.block_on(greeter.ask(Hello("b".into()))).unwrap(), "hello, b");
 //! ```
 //!
+//! # Delivery semantics
+//!
+//! Across nodes odeon promises what Erlang and Akka promise, and no more: **at most
+//! once**, and **in order per sender–receiver pair**. Failures are reported, never
+//! hidden, but a failure report does not say how far a message got.
+//!
+//! ## At most once
+//! Nothing is retried or acknowledged below the actor layer, so nothing is ever
+//! delivered twice; a message can be lost when the link it travels on fails or its
+//! node is lost. `tell` returning `Ok(())` means the message was queued toward the
+//! actor's node, not that it arrived or was handled. Exactly-once *effects* need the
+//! application's own protocol: an ask, a retry, and a handler that recognises a
+//! repeated request (by an id it carries).
+//!
+//! ## Per-pair FIFO
+//! Messages sent one after another from one sender (an actor, or one thread) to one
+//! remote actor are handled in the order they were sent, when they are delivered.
+//! There may be gaps (a lost message, a tell refused with `Full`), never reordering.
+//! Messages from different senders to one actor have no order among themselves. (One
+//! link carries everything between two nodes, the outbox is a FIFO, and the receiving
+//! node handles a link's frames in arrival order.)
+//!
+//! ## What the errors mean
+//! - `TellError::Unreachable` / `AskError::Unreachable` *returned by the call*: the
+//!   node had already left or been lost; nothing was sent.
+//! - `AskError::Unreachable` *completing an ask later*: the node was declared lost
+//!   before a reply arrived. The request **may or may not have been handled**: it may
+//!   have been lost on the way, or handled with its reply lost, and if the other node
+//!   had not reached the same verdict it may even be handled after the failure was
+//!   reported (bytes already in the network arrive before the link closes). Treat it
+//!   as "outcome unknown", like `AskError::Timeout` (whose late reply is discarded).
+//! - `TellError::Full` / `AskError::Full`: the bounded outbox toward that node is full
+//!   (see Backpressure); the message was not sent and comes back in the error.
+//!
+//! ## When a node is lost, and when it comes back
+//! A peer node is declared lost when no link to it is back within `lost_after`
+//! ([`NodeBuilder::lost_after`]), when its link carries nothing (not even a heartbeat,
+//! [`NodeBuilder::heartbeat_interval`]) for `lost_after` whatever gossip says, when
+//! the gossip failure detector declares it down, or when it leaves (then it is logged
+//! as a leave, not a failure). At that moment, once, on this node:
+//! - pending asks to it fail with `AskError::Unreachable`;
+//! - watchers of its actors get `Terminated` with `StopReason::NodeLost`, and local
+//!   actors linked to its actors stop with `StopReason::LinkFailed`;
+//! - refs to its actors become dead: `is_alive()` is false, sends fail with
+//!   `Unreachable`, and waiting `send().await`s wake up and fail;
+//! - its link is closed (socket and driver) and **every frame still queued on it is
+//!   dropped**: it is never delivered later, even if the node comes back. A best-effort
+//!   last frame tells the other node, so that it reaches the same verdict.
+//!
+//! If the same node comes back (a partition heals, a false suspicion), links to it
+//! start afresh: an empty outbox, no pending asks, no watches. Refs obtained before the
+//! loss stay dead; get new ones (with [`Node::lookup`], or in a message). A node
+//! restarted under the same name is a new *incarnation* (its [`wire::NodeId`] differs):
+//! refs to the old incarnation never reach the new one.
+//!
+//! ## Backpressure
+//! Each peer node has an outbox of at most `outbox_bound` messages
+//! ([`NodeBuilder::outbox_bound`], default [`defaults::OUTBOX_BOUND`]) waiting to be
+//! written. When it is full, `tell` fails with `TellError::Full` and gives the
+//! message back, `ask` fails with `AskError::Full`, and `ActorRef::send(..).await`
+//! waits for room, as with a local bounded mailbox. Runtime signals (replies, stops,
+//! watch and link notices, heartbeats) are never refused or dropped by the bound.
+//!
+//! ## Heartbeats
+//! A link idle for `heartbeat_interval` (default [`defaults::HEARTBEAT_INTERVAL`],
+//! at most a quarter of `lost_after`) sends a small heartbeat frame, so that a silent
+//! link (a stalled peer, a partition that keeps sockets open) is told from a quiet one
+//! within `lost_after`, independently of gossip.
+//!
 //! # Layers (DESIGN.md §3)
 //! - [`Node`] (`node/`): the builder, one link per peer node with reconnect and
 //!   backoff, remote refs, the registry, remote spawn, remote watch, node loss;
@@ -38,10 +107,12 @@
 //!   serialize;
 //! - [`wire`]: bounded length-prefixed frames, the postcard codec and the versioned
 //!   schema of what crosses a link;
-//! - [`transport`]: TCP links that open only after a mutual challenge–response proof of
-//!   the cluster secret (HMAC-SHA256; the secret never crosses the wire), and a
+//! - [`transport`]: TCP links that open only after both sides proved they know the
+//!   cluster secret with a password-authenticated key exchange (SPAKE2 and key
+//!   confirmation: nothing on the wire lets anyone test guesses offline), and a
 //!   listener that refuses bad input (wrong secret, garbage, oversized or truncated
-//!   frames, silence) with a logged error while it keeps serving everyone else;
+//!   frames, silence) with a counter and a rate-limited warning while it keeps serving
+//!   everyone else, at most a bounded number of handshakes at a time;
 //! - [`membership`]: who is in the cluster and where their links listen, with
 //!   failure detection and a small replicated key-value state per node (chitchat's
 //!   gossip, every datagram authenticated with the cluster secret).
@@ -49,11 +120,11 @@
 //! ## Mutual TLS (optional)
 //!
 //! [`LinkConfig::with_tls`](transport::LinkConfig::with_tls) puts mutual TLS 1.3
-//! (rustls) between TCP and the HMAC handshake, which then runs inside the TLS stream.
+//! (rustls) between TCP and the SPAKE2 handshake, which then runs inside the TLS stream.
 //! The two do different jobs: TLS gives the link's traffic confidentiality and
-//! integrity (the HMAC handshake alone authenticates the opening but leaves every later
+//! integrity (the SPAKE2 handshake alone authenticates the opening but leaves every later
 //! frame readable and alterable on the wire), and it ties both ends to certificates from
-//! the cluster's CA; the HMAC handshake still proves membership of the cluster, so a
+//! the cluster's CA; the SPAKE2 handshake still proves membership of the cluster, so a
 //! node needs both a certificate and the secret. A peer that fails TLS (no certificate,
 //! one from another CA, plaintext, garbage) is refused, logged and counted like any
 //! other. Certificate requirements: [`transport::tls`]. Without TLS, links are plain
@@ -78,11 +149,17 @@
 //! ```
 
 pub mod defaults;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod interface;
 pub mod membership;
+mod metrics;
 mod node;
+mod throttle;
 pub mod transport;
 pub mod wire;
 
+pub use metrics::Metrics;
 pub use node::{Node, NodeBuilder, NodeError, RegistryError, SpawnError, Spawnable};
 pub use transport::Secret;

@@ -4,8 +4,11 @@
 //! Built on [chitchat](https://docs.rs/chitchat) (Scuttlebutt gossip with a
 //! phi-accrual failure detector), as DESIGN.md §3 asks, with its UDP transport
 //! replaced by an authenticated one (`auth.rs`, `socket.rs`): every datagram carries an
-//! HMAC-SHA256 tag under a key derived from the cluster secret, and whatever fails
-//! the check is dropped, logged and counted ([`GossipStats`]) before chitchat sees it.
+//! HMAC-SHA256 tag under a key stretched from the cluster secret with Argon2id, and
+//! whatever fails the check is dropped and counted ([`GossipStats`], with a
+//! rate-limited warning) before chitchat sees it. A captured datagram lets its holder
+//! test guesses of the secret offline at one Argon2id evaluation per guess: use a
+//! random secret ([`Secret::generate`](crate::Secret::generate)).
 //!
 //! # Why chitchat 0.11
 //! Chitchat 0.12 and 0.13 keep the `Transport`/`Socket` traits but made the codec of
@@ -56,7 +59,7 @@
 //! # });
 //! ```
 
-mod auth;
+pub(crate) mod auth;
 mod codec;
 mod config;
 mod events;
@@ -169,9 +172,12 @@ impl Membership {
         let gossip_addr = socket.local_addr()?;
         let advertised = config.advertised(gossip_addr);
         let stats = Arc::new(GossipStats::default());
-        let transport =
-            socket::AuthTransport::new(socket, auth::GossipKey::new(&config.secret), stats.clone());
-        // Chitchat binds `listen_addr` and tells peers the id's address.
+        // Argon2id takes tens of milliseconds of CPU: not on a runtime worker.
+        let secret = config.secret.clone();
+        let key = tokio::task::spawn_blocking(move || auth::GossipKey::new(&secret))
+            .await
+            .map_err(|e| MembershipError::Gossip(format!("deriving the gossip key: {e}")))?;
+        let transport = socket::AuthTransport::new(socket, key, stats.clone());
         let chitchat_id = codec::chitchat_id(&config.node, advertised);
         let chitchat_config = ChitchatConfig {
             chitchat_id: chitchat_id.clone(),

@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{NodeInner, Settings, SpawnFn, codec::NodeCodec};
+use crate::Metrics;
 use crate::defaults;
 use crate::interface::{Interface, decode_with, encode_with};
 use crate::membership::{MemberEvent, Membership, MembershipConfig};
@@ -152,6 +153,7 @@ pub struct NodeBuilder {
     settings: Settings,
     max_frame: usize,
     handshake_timeout: Duration,
+    max_pending_handshakes: usize,
     spawnables: HashMap<&'static str, (SpawnFn, &'static Interface)>,
     misconfigured: Vec<String>,
 }
@@ -204,10 +206,27 @@ impl NodeBuilder {
         self
     }
 
-    /// How long a peer may stay unreachable before it is lost, with its actors
-    /// (default [`defaults::LOST_AFTER`]).
+    /// How long a peer may stay unreachable (no link, or a link that carries nothing,
+    /// not even a heartbeat) before it is lost, with its actors (default
+    /// [`defaults::LOST_AFTER`]).
     pub fn lost_after(mut self, d: Duration) -> Self {
         self.settings.lost_after = d;
+        self
+    }
+
+    /// How many messages (tells and asks) may wait toward one peer node before a
+    /// `tell` fails with `TellError::Full` (giving the message back) and
+    /// `ActorRef::send` waits for room (default [`defaults::OUTBOX_BOUND`]). At least 1.
+    pub fn outbox_bound(mut self, messages: usize) -> Self {
+        self.settings.outbox_bound = messages;
+        self
+    }
+
+    /// How long a link may stay idle before it sends a heartbeat (default
+    /// [`defaults::HEARTBEAT_INTERVAL`], capped at a quarter of `lost_after`). A link
+    /// that carries nothing for `lost_after` is dead and its peer lost.
+    pub fn heartbeat_interval(mut self, d: Duration) -> Self {
+        self.settings.heartbeat_interval = d;
         self
     }
 
@@ -221,6 +240,21 @@ impl NodeBuilder {
     /// The largest frame accepted from a peer. Unit: bytes.
     pub fn max_frame(mut self, bytes: usize) -> Self {
         self.max_frame = bytes;
+        self
+    }
+
+    /// The deadline of a link's whole opening handshake (default
+    /// [`defaults::HANDSHAKE_TIMEOUT`]).
+    pub fn handshake_timeout(mut self, d: Duration) -> Self {
+        self.handshake_timeout = d;
+        self
+    }
+
+    /// How many unauthenticated handshakes the listener runs at once (default
+    /// [`defaults::MAX_PENDING_HANDSHAKES`]); connections beyond that are closed at
+    /// once and counted in [`Metrics::links`].
+    pub fn max_pending_handshakes(mut self, n: usize) -> Self {
+        self.max_pending_handshakes = n;
         self
     }
 
@@ -255,6 +289,17 @@ impl NodeBuilder {
         if let Some(why) = self.misconfigured.first() {
             return Err(NodeError::Config(why.clone()));
         }
+        if self.settings.outbox_bound == 0 || self.settings.outbox_bound > MAX_PERMITS {
+            return Err(NodeError::Config(format!(
+                "outbox bound of {} messages (1..={MAX_PERMITS})",
+                self.settings.outbox_bound
+            )));
+        }
+        if self.settings.heartbeat().is_zero() {
+            return Err(NodeError::Config(
+                "zero heartbeat interval or lost_after".into(),
+            ));
+        }
         let secret = self.secret.ok_or(NodeError::NoSecret)?;
         let me = NodeId {
             name: self.name,
@@ -264,6 +309,7 @@ impl NodeBuilder {
         let mut link = LinkConfig::new(secret);
         link.max_frame = self.max_frame;
         link.handshake_timeout = self.handshake_timeout;
+        link.max_pending_handshakes = self.max_pending_handshakes;
         link.tls = self.tls;
         let io = system.io();
         let (bind_me, bind_link, addr) = (me.clone(), link.clone(), self.listen);
@@ -277,6 +323,7 @@ impl NodeBuilder {
             .map_err(|source| NodeError::Bind { addr, source })?;
         let bound = listener.local_addr();
         let listen = advertised(bound, self.advertise)?;
+        let link_stats = listener.stats().clone();
         let inner = Arc::new_cyclic(|weak| NodeInner {
             me,
             listen,
@@ -307,14 +354,16 @@ impl NodeBuilder {
             .map_err(|e| NodeError::Membership(e.to_string()))?
             .map_err(|e| NodeError::Membership(e.to_string()))?;
         let events = membership.subscribe();
+        let metrics = Metrics::new(link_stats, membership.stats().clone());
         let watching = io.spawn(follow_members(Arc::downgrade(&inner), events));
         let node = Node {
-            inner,
             bound,
+            inner,
             accepting: Mutex::new(Some(accepting)),
             membership: Mutex::new(Some(membership)),
             watching,
             left: AtomicBool::new(false),
+            metrics,
         };
         for seed in self.seeds {
             node.connect(seed).await?;
@@ -323,6 +372,9 @@ impl NodeBuilder {
         Ok(node)
     }
 }
+
+/// The largest outbox bound (a semaphore's limit).
+const MAX_PERMITS: usize = tokio::sync::Semaphore::MAX_PERMITS >> 4;
 
 /// The address others reach a node at that is bound to `bound` (see
 /// [`NodeBuilder::advertise`]).
@@ -465,6 +517,7 @@ pub struct Node {
     pub(super) membership: Mutex<Option<Membership>>,
     watching: tokio::task::JoinHandle<()>,
     left: AtomicBool,
+    metrics: Metrics,
 }
 
 impl std::fmt::Debug for NodeInner {
@@ -489,9 +542,12 @@ impl Node {
                 max_backoff: defaults::MAX_BACKOFF,
                 lost_after: defaults::LOST_AFTER,
                 request_timeout: defaults::REQUEST_TIMEOUT,
+                outbox_bound: defaults::OUTBOX_BOUND,
+                heartbeat_interval: defaults::HEARTBEAT_INTERVAL,
             },
             max_frame: defaults::MAX_FRAME,
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
+            max_pending_handshakes: defaults::MAX_PENDING_HANDSHAKES,
             spawnables: HashMap::new(),
             misconfigured: Vec::new(),
         }
@@ -500,6 +556,12 @@ impl Node {
     /// This node's identity.
     pub fn id(&self) -> &NodeId {
         &self.inner.me
+    }
+
+    /// This node's counters of refused handshakes and rejected gossip datagrams
+    /// (which the log reports only at a limited rate).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     /// The address other nodes reach this node at, to give them as a seed: the
@@ -635,6 +697,14 @@ impl Drop for Node {
         for p in self.inner.live_peers() {
             p.abort();
         }
+    }
+}
+
+#[cfg(test)]
+impl Node {
+    /// For the link tests, which reach a verdict without waiting for a detector.
+    pub(crate) fn inner(&self) -> &Arc<NodeInner> {
+        &self.inner
     }
 }
 

@@ -87,7 +87,9 @@ impl NodeInner {
                 let outcome = self.lookup_here(&name);
                 (self.route(peer, request))(outcome);
             }
-            Traffic::Leaving => self.forget_peer(peer, "it left the cluster"),
+            Traffic::Leaving => self.forget_leaving(peer),
+            Traffic::Lost => self.forget_peer(peer, "it declared this node lost"),
+            Traffic::Heartbeat => {}
             other @ (Traffic::Attach { .. } | Traffic::Attached { .. } | Traffic::Duplicate) => {
                 tracing::warn!(peer = %peer.id, frame = ?other, "attach frame on an open link; ignored");
             }

@@ -9,7 +9,7 @@ use odeon::remote::{Endpoint, Outgoing, Refusal};
 use odeon::{ActorId, StopReason, SystemHandle, Terminated};
 
 use super::NodeInner;
-use super::peer::{Peer, Pending};
+use super::peer::{Peer, Pending, Refused};
 use crate::interface::Interface;
 use crate::wire::{Traffic, WireRef};
 
@@ -91,18 +91,30 @@ impl Endpoint for RemoteEndpoint {
                 }
             }
         };
-        match self.peer.send(&traffic) {
+        match self.peer.send_message(&traffic) {
             Ok(()) => Ok(()),
-            Err(_) => {
+            Err(why) => {
                 if let Traffic::Ask { request, .. } = traffic
                     && let Some(Pending::Ask { slot, .. }) =
                         self.peer.state.lock().pending.remove(&request)
                 {
                     out.reply = Some(slot);
                 }
-                Err((Refusal::Unreachable, out))
+                let refusal = match why {
+                    Refused::Full => Refusal::Full,
+                    Refused::Unreachable => Refusal::Unreachable,
+                    Refused::Rejected(e) => {
+                        tracing::error!(message = entry.wire_name, error = %e, "frame did not encode");
+                        Refusal::NotRemote
+                    }
+                };
+                Err((refusal, out))
             }
         }
+    }
+
+    fn room(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(self.peer.room())
     }
 
     fn stop(&self) {

@@ -14,14 +14,18 @@
 //!
 //! # Delivery when links fail
 //! Frames written to a link that then fails may be lost; frames still queued go out on
-//! the next link. Delivered messages keep their order. If the peer cannot be reached
-//! again within `lost_after`, it is lost (see `peer.rs`).
+//! the next link to the same peer, if one is back within `lost_after`. Delivered
+//! messages keep their order. If the peer cannot be reached again within `lost_after`,
+//! or its link stays silent that long, it is lost: its link is closed and the frames
+//! still queued are dropped, never delivered later (see `peer.rs` and the crate docs'
+//! "Delivery semantics").
 
 mod api;
 mod codec;
 mod dispatch;
 mod endpoint;
 mod incarnation;
+mod link;
 mod peer;
 mod registry;
 
@@ -50,6 +54,18 @@ pub(crate) struct Settings {
     pub(crate) max_backoff: Duration,
     pub(crate) lost_after: Duration,
     pub(crate) request_timeout: Duration,
+    /// Messages queued per peer before tells fail with `Full` (sends wait).
+    pub(crate) outbox_bound: usize,
+    /// How long a link may stay idle before it sends a heartbeat.
+    pub(crate) heartbeat_interval: Duration,
+}
+
+impl Settings {
+    /// The heartbeat interval in use: the configured one, but at most a quarter of
+    /// `lost_after`, so that a healthy idle link is never taken for a silent one.
+    pub(crate) fn heartbeat(&self) -> Duration {
+        self.heartbeat_interval.min(self.lost_after / 4)
+    }
 }
 
 /// A local actor reachable from other nodes, under a random token.
@@ -157,7 +173,16 @@ impl NodeInner {
 
     /// Loses `peer` (see `peer.rs`) and drops it from the table.
     pub(crate) fn forget_peer(&self, peer: &Arc<Peer>, why: &str) {
-        for (to, from) in peer.lose(why) {
+        self.forget(peer, why, false);
+    }
+
+    /// Loses `peer`, which said it is leaving.
+    pub(crate) fn forget_leaving(&self, peer: &Arc<Peer>) {
+        self.forget(peer, "it left the cluster", true);
+    }
+
+    fn forget(&self, peer: &Arc<Peer>, why: &str, left: bool) {
+        for (to, from) in peer.lose(why, left) {
             self.break_link(to, from);
         }
         let mut peers = self.peers.lock();

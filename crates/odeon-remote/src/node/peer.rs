@@ -5,31 +5,59 @@
 //! (`Attached`) or refuses it (`Duplicate`) under the peer's lock, by one rule both
 //! sides apply alike: an existing link wins, and of two racing dials the one dialed by
 //! the smaller [`NodeId`] wins. So both ends always agree on the one link, and every
-//! frame of the pair travels on it in order.
+//! frame of the pair travels on it in order. The driver that runs it is in `link.rs`.
+//!
+//! # The outbox
+//! Frames wait in the peer's outbox until the driver writes them. Messages (tells and
+//! asks) take one of `outbox_bound` places: when none is free a tell fails with
+//! `TellError::Full`, an ask with `AskError::Full`, and `ActorRef::send` waits
+//! ([`Peer::room`]). Runtime signals (replies, watches, `Terminated`, links, stops,
+//! heartbeats) take no place: a bound must never refuse or drop them (guarantee 7).
 //!
 //! # Losing a peer
-//! When the link fails, the driver redials with exponential backoff. If no link is back
-//! within `lost_after`, or the peer said it was leaving, the peer is lost: pending asks
-//! fail with `Unreachable`, watchers of its actors get `Terminated` with
-//! `StopReason::NodeLost`, and refs to its actors refuse further sends.
+//! When the link fails, the driver redials with exponential backoff. The peer is lost
+//! when no link is back within `lost_after`, when its link carried nothing (not even a
+//! heartbeat) for `lost_after`, when the failure detector declares it down, or when it
+//! says it is leaving. Then, once: pending asks fail with `Unreachable`, watchers of
+//! its actors get `Terminated` with `StopReason::NodeLost`, refs to its actors refuse
+//! further sends, the link is closed (driver stopped, socket closed) and the frames
+//! still queued on it are dropped. A later link to the same node belongs to a new
+//! `Peer` and starts empty.
 
 use std::any::Any;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use odeon::remote::ReplySlot;
 use odeon::{ActorId, AskError, StopReason, Terminated};
 use parking_lot::Mutex;
-use tokio::sync::{mpsc, oneshot};
-use tokio::time::Instant;
+use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 
 use super::NodeInner;
 use crate::interface::{DecodeReply, Interface};
-use crate::transport::{self, Link};
+use crate::transport::Link;
 use crate::wire::{self, NodeId, Traffic};
+
+/// What the driver takes from the outbox.
+pub(crate) enum Out {
+    /// An encoded frame; `counted` if it holds one of the outbox's places.
+    Frame { bytes: Vec<u8>, counted: bool },
+    /// The node is leaving: write everything queued before this, then close the link.
+    Leave,
+}
+
+/// Why the outbox did not take a message.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// Every place is taken: wait for [`Peer::room`].
+    Full,
+    /// The peer is lost.
+    Unreachable,
+    /// It did not encode.
+    Rejected(String),
+}
 
 /// What a reply frame completes.
 pub(crate) enum Pending {
@@ -60,17 +88,21 @@ pub(crate) struct PeerState {
     pub(crate) served: HashMap<(u64, u64), Served>,
     /// Links from the peer's actors to ours: (our actor id, their actor id).
     pub(crate) links: std::collections::HashSet<(u64, u64)>,
-    dialing: bool,
-    active: bool,
+    pub(super) dialing: bool,
+    pub(super) active: bool,
 }
 
 pub(crate) struct Peer {
     pub(crate) id: NodeId,
     listen: Mutex<Option<SocketAddr>>,
-    outbox: mpsc::UnboundedSender<Vec<u8>>,
+    outbox: mpsc::UnboundedSender<Out>,
+    /// The outbox's free places for messages (see module docs); closed when lost.
+    places: Semaphore,
     links: mpsc::UnboundedSender<Link>,
     pub(crate) state: Mutex<PeerState>,
     lost: AtomicBool,
+    /// Becomes `true` when the peer is lost: the driver closes the link.
+    closed: watch::Sender<bool>,
     driver: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -87,14 +119,19 @@ impl Peer {
             id,
             listen: Mutex::new(listen),
             outbox,
+            places: Semaphore::new(node.settings.outbox_bound),
             links,
             state: Mutex::new(PeerState::default()),
             lost: AtomicBool::new(false),
+            closed: watch::Sender::new(false),
             driver: Mutex::new(None),
         });
-        let driver = node
-            .io
-            .spawn(drive(Arc::downgrade(node), peer.clone(), out_rx, links_rx));
+        let driver = node.io.spawn(super::link::drive(
+            Arc::downgrade(node),
+            peer.clone(),
+            out_rx,
+            links_rx,
+        ));
         *peer.driver.lock() = Some(driver);
         peer
     }
@@ -103,21 +140,26 @@ impl Peer {
     pub(crate) fn detached(id: NodeId) -> Arc<Self> {
         let (outbox, _) = mpsc::unbounded_channel();
         let (links, _) = mpsc::unbounded_channel();
+        let places = Semaphore::new(0);
+        places.close();
         Arc::new(Peer {
             id,
             listen: Mutex::new(None),
             outbox,
+            places,
             links,
             state: Mutex::new(PeerState::default()),
             lost: AtomicBool::new(true),
+            closed: watch::Sender::new(true),
             driver: Mutex::new(None),
         })
     }
 
     /// Queues `Leaving`, then closes the link once everything before it is written.
+    /// The close is a signal of its own, never a frame (an empty frame is malformed).
     pub(crate) fn close_after_leaving(&self) -> Option<tokio::task::JoinHandle<()>> {
         let _ = self.send(&Traffic::Leaving);
-        let _ = self.outbox.send(Vec::new());
+        let _ = self.outbox.send(Out::Leave);
         self.driver.lock().take()
     }
 
@@ -136,13 +178,59 @@ impl Peer {
         *self.listen.lock()
     }
 
-    /// Queues a frame; it is written in queue order on the pair's link.
+    /// Queues a runtime signal (no bound applies); it is written in queue order on the
+    /// pair's link.
     pub(crate) fn send(&self, traffic: &Traffic) -> Result<(), AskError> {
         if self.is_lost() {
             return Err(AskError::Unreachable);
         }
         let bytes = wire::encode(traffic).map_err(|e| AskError::Rejected(e.to_string()))?;
-        self.outbox.send(bytes).map_err(|_| AskError::Unreachable)
+        self.outbox
+            .send(Out::Frame {
+                bytes,
+                counted: false,
+            })
+            .map_err(|_| AskError::Unreachable)
+    }
+
+    /// Queues a message (tell or ask) in one of the outbox's places, or refuses it.
+    pub(crate) fn send_message(&self, traffic: &Traffic) -> Result<(), Refused> {
+        if self.is_lost() {
+            return Err(Refused::Unreachable);
+        }
+        let place = match self.places.try_acquire() {
+            Ok(p) => p,
+            Err(tokio::sync::TryAcquireError::NoPermits) => return Err(Refused::Full),
+            Err(tokio::sync::TryAcquireError::Closed) => return Err(Refused::Unreachable),
+        };
+        let bytes = wire::encode(traffic).map_err(|e| Refused::Rejected(e.to_string()))?;
+        self.outbox
+            .send(Out::Frame {
+                bytes,
+                counted: true,
+            })
+            .map_err(|_| Refused::Unreachable)?;
+        // The driver gives the place back when it takes the frame.
+        place.forget();
+        Ok(())
+    }
+
+    /// Gives back `n` places taken by frames the driver has taken from the outbox.
+    pub(crate) fn release(&self, n: usize) {
+        if n > 0 {
+            self.places.add_permits(n);
+        }
+    }
+
+    /// Resolves when the outbox has a free place, or the peer is lost.
+    pub(crate) async fn room(&self) {
+        // Only a wake-up: the place is taken again by the retried send.
+        let _ = self.places.acquire().await;
+    }
+
+    /// A receiver that sees `true` once the peer is lost.
+    pub(crate) fn closed(&self) -> watch::Receiver<bool> {
+        self.closed.subscribe()
     }
 
     /// Decides whether an inbound link becomes the pair's link (see module docs). On
@@ -169,13 +257,23 @@ impl Peer {
         }
     }
 
-    /// Marks the peer lost and fails everything waiting on it. Idempotent. Returns the
-    /// links of its actors to ours, which the node breaks.
-    pub(crate) fn lose(&self, why: &str) -> Vec<(u64, u64)> {
+    /// Marks the peer lost, closes its link (dropping what is still queued) and fails
+    /// everything waiting on it. Idempotent. `left`: it said it was leaving (logged as
+    /// information, not as a warning). Returns the links of its actors to ours, which
+    /// the node breaks.
+    pub(crate) fn lose(&self, why: &str, left: bool) -> Vec<(u64, u64)> {
         if self.lost.swap(true, Ordering::AcqRel) {
             return Vec::new();
         }
-        tracing::warn!(peer = %self.id, why, "peer lost");
+        if left {
+            tracing::info!(peer = %self.id, why, "peer left");
+        } else {
+            tracing::warn!(peer = %self.id, why, "peer lost");
+        }
+        // Wakes senders waiting for room (they then see `Unreachable`) and the driver,
+        // which closes the link and drops the outbox with whatever is still in it.
+        self.places.close();
+        self.closed.send_replace(true);
         let (pending, watches, served, links) = {
             let mut st = self.state.lock();
             (
@@ -204,178 +302,4 @@ impl Peer {
         }
         links.into_iter().collect()
     }
-}
-
-async fn drive(
-    node: std::sync::Weak<NodeInner>,
-    peer: Arc<Peer>,
-    mut outbox: mpsc::UnboundedReceiver<Vec<u8>>,
-    mut links: mpsc::UnboundedReceiver<Link>,
-) {
-    let mut down_since = Instant::now();
-    let mut backoff = Duration::ZERO;
-    loop {
-        let Some(n) = node.upgrade() else { return };
-        if n.is_closing() {
-            return;
-        }
-        let (lost_after, max_backoff) = (n.settings.lost_after, n.settings.max_backoff);
-        let link = tokio::select! {
-            biased;
-            got = links.recv() => match got {
-                Some(link) => link,
-                None => return,
-            },
-            dialed = async {
-                tokio::time::sleep(backoff).await;
-                dial(&n, &peer).await
-            } => match dialed {
-                Ok(link) => link,
-                Err(why) => {
-                    if down_since.elapsed() >= lost_after {
-                        n.forget_peer(&peer, &format!("no link for {lost_after:?}: {why}"));
-                        return;
-                    }
-                    backoff = (backoff * 2).clamp(n.settings.min_backoff, max_backoff);
-                    continue;
-                }
-            },
-        };
-        drop(n);
-        backoff = Duration::ZERO;
-        let leaving = run_link(&node, &peer, link, &mut outbox).await;
-        peer.state.lock().active = false;
-        if leaving {
-            return;
-        }
-        down_since = Instant::now();
-        if peer.is_lost() {
-            return;
-        }
-    }
-}
-
-/// Dials the peer and attaches (see module docs).
-async fn dial(node: &Arc<NodeInner>, peer: &Arc<Peer>) -> Result<Link, String> {
-    let Some(addr) = peer.listen() else {
-        // We only know the peer by its inbound link: wait for it to come back.
-        tokio::time::sleep(node.settings.max_backoff).await;
-        return Err("no known address to dial".into());
-    };
-    {
-        let mut st = peer.state.lock();
-        if st.active {
-            return Err("already linked".into());
-        }
-        st.dialing = true;
-    }
-    let res = attach(node, peer, addr).await;
-    let mut st = peer.state.lock();
-    st.dialing = false;
-    match res {
-        Ok(link) if !st.active && !peer.is_lost() => {
-            st.active = true;
-            Ok(link)
-        }
-        Ok(_) => Err("another link won".into()),
-        Err(e) => Err(e),
-    }
-}
-
-async fn attach(node: &Arc<NodeInner>, peer: &Arc<Peer>, addr: SocketAddr) -> Result<Link, String> {
-    let mut link = transport::connect(addr, &node.me, &node.link)
-        .await
-        .map_err(|e| e.to_string())?;
-    if link.peer != peer.id {
-        return Err(format!(
-            "{addr} is now {} (expected {})",
-            link.peer, peer.id
-        ));
-    }
-    let hello = wire::encode(&Traffic::Attach {
-        listen: node.listen,
-    })
-    .map_err(|e| e.to_string())?;
-    link.writer.send(&hello).await.map_err(|e| e.to_string())?;
-    let answer = tokio::time::timeout(node.link.handshake_timeout, link.reader.next())
-        .await
-        .map_err(|_| "no answer to attach".to_string())?
-        .map_err(|e| e.to_string())?
-        .ok_or("closed during attach")?;
-    match wire::decode::<Traffic>(&answer).map_err(|e| e.to_string())? {
-        Traffic::Attached { .. } => Ok(link),
-        Traffic::Duplicate => Err("the peer keeps another link".into()),
-        other => Err(format!("unexpected answer to attach: {other:?}")),
-    }
-}
-
-/// Writes the outbox to the link until either side fails.
-async fn run_link(
-    node: &std::sync::Weak<NodeInner>,
-    peer: &Arc<Peer>,
-    link: Link,
-    outbox: &mut mpsc::UnboundedReceiver<Vec<u8>>,
-) -> bool {
-    let Link {
-        mut reader,
-        mut writer,
-        ..
-    } = link;
-    tracing::debug!(peer = %peer.id, "link up");
-    let reading = {
-        let (node, peer) = (node.clone(), peer.clone());
-        tokio::spawn(async move {
-            loop {
-                let frame = match reader.next().await {
-                    Ok(Some(f)) => f,
-                    Ok(None) => return,
-                    Err(e) => {
-                        tracing::warn!(peer = %peer.id, error = %e, "link read failed; closing it");
-                        return;
-                    }
-                };
-                let Some(node) = node.upgrade() else { return };
-                match wire::decode::<Traffic>(&frame) {
-                    Ok(t) => node.dispatch(&peer, t),
-                    Err(e) => {
-                        tracing::warn!(peer = %peer.id, error = %e, "malformed frame; closing the link");
-                        return;
-                    }
-                }
-            }
-        })
-    };
-    let mut reading = std::pin::pin!(reading);
-    let mut leaving = false;
-    loop {
-        tokio::select! {
-            frame = outbox.recv() => {
-                let Some(frame) = frame else { break };
-                if frame.is_empty() {
-                    // The node is leaving: everything queued before this is written.
-                    let _ = writer.flush().await;
-                    leaving = true;
-                    break;
-                }
-                if let Err(e) = writer.push(&frame) {
-                    tracing::error!(peer = %peer.id, error = %e, "frame dropped");
-                }
-                // Batch whatever else is queued into one write.
-                while writer.pending() < 256 * 1024 {
-                    let Ok(more) = outbox.try_recv() else { break };
-                    if let Err(e) = writer.push(&more) {
-                        tracing::error!(peer = %peer.id, error = %e, "frame dropped");
-                    }
-                }
-                if let Err(e) = writer.flush().await {
-                    tracing::warn!(peer = %peer.id, error = %e, "link write failed");
-                    break;
-                }
-            }
-            _ = &mut reading => break,
-        }
-    }
-    reading.abort();
-    tracing::debug!(peer = %peer.id, "link down");
-    leaving
 }

@@ -123,6 +123,13 @@ pub enum Traffic {
     },
     /// The sender is leaving the cluster on purpose.
     Leaving,
+    /// Sent on an idle link so that the other end can tell a quiet link from a dead
+    /// one: a link that carries nothing for `lost_after` is declared dead.
+    Heartbeat,
+    /// The sender has declared the receiver lost (failed its asks, told its watchers)
+    /// and is closing the link: the receiver loses the sender too, so that both ends
+    /// agree and the next link between them starts empty.
+    Lost,
 }
 
 /// The result carried by a [`Traffic::Reply`].

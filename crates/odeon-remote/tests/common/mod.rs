@@ -8,6 +8,7 @@
 )]
 
 pub mod certs;
+pub mod proxy;
 
 use std::time::{Duration, Instant};
 
@@ -311,5 +312,47 @@ impl Handler<Terminated> for Guard {
             "my remote dependency failed: {}",
             t.reason
         );
+    }
+}
+
+impl Member {
+    /// A member behind its own fault-injection proxy: it advertises the proxy's
+    /// address, so every link other nodes open to it goes through the proxy (gossip is
+    /// relayed too, then goes direct). `tune` adjusts the builder (timings, bounds).
+    pub fn start_behind_proxy(
+        name: &str,
+        seeds: &[std::net::SocketAddr],
+        tune: impl FnOnce(odeon_remote::NodeBuilder) -> odeon_remote::NodeBuilder,
+    ) -> (Member, proxy::Proxy) {
+        let proxy = proxy::Proxy::start();
+        let member = Member::start_advertising(name, seeds, &proxy, tune);
+        (member, proxy)
+    }
+
+    /// A member advertising `proxy`'s address (a restart behind the same proxy).
+    pub fn start_advertising(
+        name: &str,
+        seeds: &[std::net::SocketAddr],
+        proxy: &proxy::Proxy,
+        tune: impl FnOnce(odeon_remote::NodeBuilder) -> odeon_remote::NodeBuilder,
+    ) -> Member {
+        let system = System::new();
+        let mut b = Node::builder(name)
+            .secret(secret())
+            .advertise(proxy.addr())
+            .gossip_interval(Duration::from_millis(100))
+            .spawnable::<Counter>();
+        for s in seeds {
+            b = b.seed(*s);
+        }
+        let b = tune(b);
+        let node = system
+            .block_on(b.start(&system.handle()))
+            .expect("node starts");
+        proxy.set_target(node.bound_addr());
+        Member {
+            system,
+            node: Some(node),
+        }
     }
 }

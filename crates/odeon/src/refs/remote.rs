@@ -59,6 +59,9 @@ pub enum Refusal {
     Unreachable,
     /// The actor's remote interface does not include this message type.
     NotRemote,
+    /// The transport's bounded queue toward the actor's node is full; wait on
+    /// [`Endpoint::room`] and try again (backpressure across nodes).
+    Full,
 }
 
 /// The reply half of a remote ask, erased. The transport completes it exactly once
@@ -114,6 +117,13 @@ pub trait Endpoint: Send + Sync + fmt::Debug + 'static {
     fn is_alive(&self) -> bool;
     /// Sends. On refusal the message comes back unchanged.
     fn send(&self, msg: Outgoing) -> Result<(), (Refusal, Outgoing)>;
+    /// Resolves when a send refused with [`Refusal::Full`] may succeed: there is room
+    /// in the transport's queue, or the node is gone (the next send then says why).
+    /// `ActorRef::send` waits on it. The default, for transports without a bound, is
+    /// ready at once.
+    fn room(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(std::future::ready(()))
+    }
     /// Asks the actor to stop.
     fn stop(&self);
     /// Calls `notify` once when the actor stops or its node is lost; `key` identifies
@@ -258,6 +268,24 @@ impl<A: Actor> RemoteTarget<A> {
             .map_err(|(why, out)| refused(why, out))
     }
 
+    /// `tell`, waiting for room while the transport's queue is full (backpressure).
+    #[cold]
+    pub(crate) async fn send<M, K>(&self, mut msg: M) -> Result<(), TellError<M>>
+    where
+        M: Message,
+        A: Handles<M, K>,
+    {
+        loop {
+            match self.tell(msg) {
+                Err(TellError::Full(m)) => {
+                    msg = m;
+                    self.endpoint.room().await;
+                }
+                other => return other,
+            }
+        }
+    }
+
     #[cold]
     pub(crate) fn ask<M, K>(&self, msg: M) -> Ask<M::Reply>
     where
@@ -296,6 +324,7 @@ fn refused<M: 'static>(why: Refusal, out: Outgoing) -> TellError<M> {
         Refusal::Stopped => TellError::Stopped(msg),
         Refusal::Unreachable => TellError::Unreachable(msg),
         Refusal::NotRemote => TellError::NotRemote(msg),
+        Refusal::Full => TellError::Full(msg),
     }
 }
 
@@ -304,6 +333,7 @@ fn ask_error(why: &Refusal) -> AskError {
         Refusal::Stopped => AskError::Stopped,
         Refusal::Unreachable => AskError::Unreachable,
         Refusal::NotRemote => AskError::NotRemote,
+        Refusal::Full => AskError::Full,
     }
 }
 

@@ -186,7 +186,14 @@ fn throughput(
     for pass in 0..4 {
         let t = Instant::now();
         for i in 1..=n {
-            server.tell(Push(i)).map_err(|e| format!("tell: {e}"))?;
+            // The outbox toward the server is bounded: when it is full, wait for room.
+            match server.tell(Push(i)) {
+                Ok(()) => {}
+                Err(odeon::TellError::Full(m)) => system
+                    .block_on(server.send(m))
+                    .map_err(|e| format!("send: {e}"))?,
+                Err(e) => return Err(format!("tell: {e}")),
+            }
         }
         let got = system
             .block_on(server.ask(Done).timeout(Duration::from_secs(600)))
