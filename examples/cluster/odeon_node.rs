@@ -17,8 +17,8 @@
 //! Both modes take `--listen ADDR`, the address to bind (default `127.0.0.1:0`;
 //! `0.0.0.0:PORT` binds every interface), and `--advertise ADDR`, the address other
 //! nodes reach this one at (required with `0.0.0.0`; a port of 0 means the bound port).
-//! Links (TCP) and gossip (UDP) share the port. The first output line, `listening ADDR`,
-//! gives the advertised address.
+//! Links (TCP) and gossip (UDP) share the bound port; open it for both. The first
+//! output line, `listening ADDR`, gives the advertised address.
 
 #[path = "tally.rs"]
 mod tally;

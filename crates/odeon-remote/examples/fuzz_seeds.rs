@@ -119,8 +119,8 @@ fn traffic() -> Vec<Vec<u8>> {
     .collect();
     seeds.push(enc(&WireRef {
         node: id("b"),
-        listen,
         id: u64::MAX,
+        token: 0x0123_4567_89ab_cdef,
         actor_type: "tally.Tally".into(),
     }));
     seeds.extend([Vec::new(), vec![3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]]);

@@ -12,7 +12,7 @@ use std::time::Duration;
 use common::*;
 use odeon::{ActorRef, AskError};
 use odeon_remote::transport::{self, LinkConfig};
-use odeon_remote::wire::{self, NodeId, Traffic};
+use odeon_remote::wire::{self, NodeId, Outcome, Traffic};
 use odeon_remote::{Node, NodeBuilder, NodeError};
 
 const LONG: Duration = Duration::from_secs(10);
@@ -24,7 +24,9 @@ fn counter(m: &Member) -> ActorRef<Counter> {
     })
 }
 
-/// A member built like `Member::start`, with `tune` applied to its builder.
+/// A member built like `Member::start` (but slower to lose a peer: none of these tests
+/// is about loss, and handshakes take long on a loaded machine), with `tune` applied to
+/// its builder.
 fn start_with(
     name: &str,
     seeds: &[SocketAddr],
@@ -33,7 +35,7 @@ fn start_with(
     let system = odeon::System::new();
     let mut b = Node::builder(name)
         .secret(secret())
-        .lost_after(Duration::from_millis(600))
+        .lost_after(Duration::from_secs(5))
         .gossip_interval(Duration::from_millis(100))
         .spawnable::<Counter>();
     for s in seeds {
@@ -46,9 +48,21 @@ fn start_with(
     })
 }
 
+fn member(name: &str, seeds: &[SocketAddr]) -> Member {
+    start_with(name, seeds, |b| b).expect("node starts")
+}
+
+/// `name` looked up from `m`, waiting for gossip or links to bring it.
+fn find(m: &Member, name: &str) -> ActorRef<Counter> {
+    eventually(LONG, || {
+        m.system.block_on(m.node().lookup::<Counter>(name)).ok()
+    })
+    .unwrap_or_else(|| panic!("{name} is found"))
+}
+
 #[test]
 fn a_node_bound_to_every_interface_advertises_its_address_joins_and_serves() {
-    let a = Member::start("a", &[]);
+    let a = member("a", &[]);
     let w = start_with("w", &[a.addr()], |b| {
         b.listen("0.0.0.0:0".parse().unwrap())
             // Port 0: the bound port.
@@ -73,7 +87,7 @@ fn a_node_bound_to_every_interface_advertises_its_address_joins_and_serves() {
 
     // A node that was only given `a` learns of `w` through gossip, which must carry an
     // address it can dial, and reaches w's actor.
-    let c = Member::start("c", &[a.addr()]);
+    let c = member("c", &[a.addr()]);
     let from_c = eventually(LONG, || {
         c.system.block_on(c.node().lookup::<Counter>("on-w")).ok()
     })
@@ -82,11 +96,8 @@ fn a_node_bound_to_every_interface_advertises_its_address_joins_and_serves() {
     assert!(c.node().peers().contains(w.node().id()));
 
     // And w, seeded with nothing but `a`, serves asks from a node seeded with w only.
-    let d = Member::start("d", &[w.addr()]);
-    let from_d = eventually(LONG, || {
-        d.system.block_on(d.node().lookup::<Counter>("on-w")).ok()
-    })
-    .expect("d, seeded with w only, finds w's counter");
+    let d = member("d", &[w.addr()]);
+    let from_d = find(&d, "on-w");
     assert_eq!(d.system.block_on(from_d.ask(Add(4))), Ok(9));
 }
 
@@ -109,30 +120,24 @@ fn binding_every_interface_without_an_advertised_address_is_a_typed_error() {
 /// sends through the ref fail as unreachable.
 #[test]
 fn a_ref_to_a_node_this_node_does_not_know_is_dead_and_nothing_is_dialed() {
-    let victim = Member::start("victim", &[]);
+    let victim = member("victim", &[]);
     let on_victim = counter(&victim);
     victim.node().register("v", &on_victim).unwrap();
-    let mallory = Member::start("mallory", &[victim.addr()]);
+    let mallory = member("mallory", &[victim.addr()]);
     // A node outside the cluster the victim knows: no seeds, it gossips to no one and
     // dials no one. Mallory links to it on her own.
-    let ghost = Member::start("ghost", &[]);
+    let ghost = member("ghost", &[]);
     let on_ghost = counter(&ghost);
     ghost.node().register("g", &on_ghost).unwrap();
     mallory
         .system
         .block_on(mallory.node().connect(ghost.addr()))
         .unwrap();
-    let ghost_ref = mallory
-        .system
-        .block_on(mallory.node().lookup::<Counter>("g"))
-        .unwrap();
+    let ghost_ref = find(&mallory, "g");
     assert_eq!(mallory.system.block_on(ghost_ref.ask(Add(0))), Ok(0));
 
     // Mallory hands the victim's counter a ref to the ghost's actor.
-    let v = mallory
-        .system
-        .block_on(mallory.node().lookup::<Counter>("v"))
-        .unwrap();
+    let v = find(&mallory, "v");
     let answer = mallory.system.block_on(v.ask(Forward {
         other: ghost_ref,
         n: 7,
@@ -158,7 +163,7 @@ fn a_ref_to_a_node_this_node_does_not_know_is_dead_and_nothing_is_dialed() {
 /// was legitimately given (`ActorRef::id` of a looked-up ref).
 #[test]
 fn forged_export_ids_reach_no_actor() {
-    let a = Member::start("a", &[]);
+    let a = member("a", &[]);
     let targets: Vec<_> = (0..5).map(|_| counter(&a)).collect();
     for (i, t) in targets.iter().enumerate() {
         a.node().register(&format!("t{i}"), t).unwrap();
@@ -189,6 +194,17 @@ fn forged_export_ids_reach_no_actor() {
             wire::decode::<Traffic>(&answer),
             Ok(Traffic::Attached { .. })
         ));
+        // The id a looked-up ref reports is the actor's identity, not its address.
+        let ask = Traffic::Ask {
+            to: ids[0],
+            request: 2,
+            message: "test.Add".into(),
+            payload: postcard_u64(1000),
+        };
+        link.writer
+            .send(&wire::encode(&ask).unwrap())
+            .await
+            .unwrap();
         for guess in guesses {
             link.writer
                 .send(&wire::encode(&tell(guess)).unwrap())
@@ -207,16 +223,26 @@ fn forged_export_ids_reach_no_actor() {
         })
         .unwrap();
         link.writer.send(&probe).await.unwrap();
+        let mut forged_ask = None;
         loop {
             let frame = tokio::time::timeout(LONG, link.reader.next())
                 .await
                 .expect("an answer to the lookup")
                 .unwrap()
                 .expect("the link stays open");
-            if let Ok(Traffic::Reply { request: 1, .. }) = wire::decode::<Traffic>(&frame) {
-                break;
+            match wire::decode::<Traffic>(&frame) {
+                Ok(Traffic::Reply {
+                    request: 2,
+                    outcome,
+                }) => forged_ask = Some(outcome),
+                Ok(Traffic::Reply { request: 1, .. }) => break,
+                _ => {}
             }
         }
+        assert!(
+            matches!(forged_ask, Some(Outcome::Failed(_))),
+            "an ask to a forged id is answered with a failure: {forged_ask:?}"
+        );
     });
     for t in &targets {
         assert!(t.is_alive(), "a forged id stopped an exported actor");
@@ -305,4 +331,50 @@ fn a_lookup_right_after_a_restart_returns_the_new_incarnation() {
         Err(AskError::Unreachable)
     );
     drop(b2);
+}
+
+/// A TCP forwarder on loopback to whatever address `target` holds when a connection
+/// comes in: a stand-in for a TCP proxy or port mapping in front of a node.
+fn tcp_proxy(
+    rt: &tokio::runtime::Runtime,
+    target: std::sync::Arc<std::sync::OnceLock<SocketAddr>>,
+) -> SocketAddr {
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    rt.spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let Some(to) = target.get().copied() else {
+                continue;
+            };
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(to).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn behind_a_tcp_proxy_a_node_is_reached_at_its_advertised_address() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let target = std::sync::Arc::new(std::sync::OnceLock::new());
+    let proxy = tcp_proxy(&rt, target.clone());
+    let a = member("a", &[]);
+    let w = start_with("w", &[a.addr()], |b| b.advertise(proxy)).unwrap();
+    target.set(w.node().bound_addr()).unwrap();
+    assert_eq!(w.addr(), proxy);
+    let on_w = counter(&w);
+    w.node().register("on-w", &on_w).unwrap();
+    // c learns of w by gossip (UDP, straight to w's bound port: the proxy carries only
+    // TCP) and links to it through the proxy.
+    let c = member("c", &[a.addr()]);
+    let from_c = eventually(LONG, || {
+        c.system.block_on(c.node().lookup::<Counter>("on-w")).ok()
+    })
+    .expect("the registration on w reaches c by gossip");
+    assert_eq!(c.system.block_on(from_c.ask(Add(1))), Ok(1));
 }

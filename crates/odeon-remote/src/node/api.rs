@@ -169,11 +169,12 @@ impl NodeBuilder {
 
     /// The address other nodes reach this node at, when it is not the bound one (Akka's
     /// canonical address, as opposed to its bind address): a node bound to `0.0.0.0`, or
-    /// behind a NAT or a port mapping. This is what gossip publishes, what links tell
-    /// peers, and what [`Node::listen_addr`] returns; it must reach both the TCP and
-    /// the UDP port. A port of 0 stands for the bound port. Default: the bound address,
-    /// which must then be specified, or [`Node::start`](NodeBuilder::start) fails with
-    /// [`NodeError::NoAdvertise`].
+    /// behind a NAT, a port mapping or a proxy. Links (TCP) are dialed at this address:
+    /// gossip publishes it as the node's link address, links announce it, and
+    /// [`Node::listen_addr`] returns it. Gossip (UDP) is sent to its IP and the *bound*
+    /// port, so a TCP-only proxy or port mapping leaves gossip direct. A port of 0 stands
+    /// for the bound port. Default: the bound address, which must then be specified, or
+    /// [`Node::start`](NodeBuilder::start) fails with [`NodeError::NoAdvertise`].
     pub fn advertise(mut self, addr: SocketAddr) -> Self {
         self.advertise = Some(addr);
         self
@@ -339,11 +340,11 @@ impl NodeBuilder {
             codec: Arc::new(NodeCodec(weak.clone())),
         });
         let accepting = io.spawn(accept_loop(Arc::downgrade(&inner), listener));
-        // Gossip runs on UDP at the listener's port, bound and advertised alike, so one
-        // address names a node.
+        // Gossip runs on UDP at the bound port, at the advertised IP (an advertised port
+        // may be a TCP proxy's or a port mapping's).
         let mut gossip =
             MembershipConfig::new(inner.me.clone(), bound, listen, inner.link.secret.clone());
-        gossip.gossip_advertise = Some(listen);
+        gossip.gossip_advertise = Some(SocketAddr::new(listen.ip(), bound.port()));
         gossip.seeds = self.seeds.clone();
         gossip.gossip_interval = self.gossip_interval;
         gossip.leave_grace = self.gossip_interval * 3;
@@ -493,7 +494,8 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
 /// (UDP), and tells the others one address to reach it at: the advertised address
 /// ([`NodeBuilder::advertise`], Akka's canonical address), which defaults to the bound
 /// one. A node bound to `0.0.0.0` or `::` must be given one. Gossip publishes it, links
-/// announce it, and [`Node::listen_addr`] returns it.
+/// announce it, and [`Node::listen_addr`] returns it; gossip itself goes to its IP and
+/// the bound port.
 ///
 /// # What a peer can reach
 /// - Refs on the wire carry a node's identity, never an address. A node dials only
