@@ -80,8 +80,12 @@
 //!   last frame tells the other node, so that it reaches the same verdict.
 //!
 //! If the same node comes back (a partition heals, a false suspicion), links to it
-//! start afresh: an empty outbox, no pending asks, no watches. Refs obtained before the
-//! loss stay dead; get new ones (with [`Node::lookup`], or in a message). A node
+//! start afresh: an empty outbox, no pending asks, no watches. Both ends agree on
+//! that: each link names the state ("session") each end keeps about the other, and a
+//! node that did not see the loss itself (its own `lost_after` had not run out) learns
+//! of it when the next link opens and loses the peer too, with the same effects, before
+//! anything else crosses. Refs obtained before the loss stay dead; get new ones (with
+//! [`Node::lookup`], or in a message). A node
 //! restarted under the same name is a new *incarnation* (its [`wire::NodeId`] differs):
 //! refs to the old incarnation never reach the new one.
 //!
@@ -95,9 +99,12 @@
 //!
 //! ## Heartbeats
 //! A link idle for `heartbeat_interval` (default [`defaults::HEARTBEAT_INTERVAL`],
-//! at most a quarter of `lost_after`) sends a small heartbeat frame, so that a silent
-//! link (a stalled peer, a partition that keeps sockets open) is told from a quiet one
-//! within `lost_after`, independently of gossip.
+//! at most a quarter of `lost_after`, and at most a quarter of the *peer's*
+//! `lost_after`, which it announces when the link opens) sends a small heartbeat frame,
+//! so that a silent link (a stalled peer, a partition that keeps sockets open) is told
+//! from a quiet one within `lost_after`, independently of gossip. A frame must arrive
+//! whole within `lost_after`: on a link slower than `max_frame / lost_after`, raise
+//! `lost_after`.
 //!
 //! # Layers (DESIGN.md §3)
 //! - [`Node`] (`node/`): the builder, one link per peer node with reconnect and

@@ -275,6 +275,45 @@ fn a_peer_killed_and_restarted_under_the_same_name_is_a_new_incarnation() {
 }
 
 #[test]
+fn a_node_that_lost_its_peer_makes_the_peer_start_afresh_too() {
+    let _serial = serial();
+    // Only a reaches a verdict: b waits far longer for a link to come back.
+    let (a, pa) = Member::start_behind_proxy("reset-a", &[], fast);
+    let (b, pb) = Member::start_behind_proxy("reset-b", &[pa.addr()], |n| {
+        n.lost_after(Duration::from_secs(60))
+    });
+    let _local = counter(&a, "counter");
+    let remote = reach(&b, "counter");
+    let watcher = b.system.spawn(Watcher::default());
+    b.system
+        .block_on(watcher.ask(WatchIt(remote.clone())))
+        .unwrap();
+    pa.cut();
+    pb.cut();
+    eventually(LONG, || {
+        (!a.node().peers().contains(b.node().id())).then_some(())
+    })
+    .expect("a loses b");
+    assert!(
+        b.node().peers().contains(a.node().id()),
+        "b has not given up"
+    );
+    pa.restore();
+    pb.restore();
+    // b links again, to an a that has forgotten b's watch: b must not keep it as if
+    // nothing happened, but lose a too, which tells its watcher.
+    let notice = first_notice(&b.system, &watcher).expect("b's watcher is told");
+    assert_eq!(notice.reason, StopReason::NodeLost);
+    assert_eq!(
+        b.system.block_on(remote.ask(History)),
+        Err(AskError::Unreachable)
+    );
+    // And the pair links afresh.
+    let fresh = reach(&b, "counter");
+    assert!(b.system.block_on(fresh.ask(Add(1))).is_ok());
+}
+
+#[test]
 fn a_stalled_peer_gets_a_bounded_outbox_and_loses_nothing_accepted() {
     let _serial = serial();
     const BOUND: usize = 1_000;

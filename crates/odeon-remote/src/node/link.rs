@@ -110,16 +110,38 @@ async fn dial(node: &Arc<NodeInner>, peer: &Arc<Peer>) -> Result<Link, String> {
     let mut st = peer.state.lock();
     st.dialing = false;
     match res {
-        Ok(link) if !st.active && !peer.is_lost() => {
+        Ok(Attached::Linked(link, session, quiet)) if !st.active && !peer.is_lost() => {
             st.active = true;
+            st.remote_session = Some(session);
+            st.quiet = Some(quiet);
             Ok(link)
         }
-        Ok(_) => Err("another link won".into()),
+        Ok(Attached::Linked(..)) => Err("another link won".into()),
+        Ok(Attached::Reset) => {
+            drop(st);
+            // The peer lost this node: lose it too, and link afresh at once.
+            node.forget_peer(peer, "it lost this node since their last link");
+            node.peer(&peer.id, Some(addr));
+            Err("the peer lost this node; starting afresh".into())
+        }
         Err(e) => Err(e),
     }
 }
 
-async fn attach(node: &Arc<NodeInner>, peer: &Arc<Peer>, addr: SocketAddr) -> Result<Link, String> {
+/// The listener's answer to a dialed link that it did not refuse.
+enum Attached {
+    /// The link is the pair's, with the listener's session and the longest it lets
+    /// this node stay silent.
+    Linked(Link, u64, Duration),
+    /// Start afresh (see `Traffic::Reset`).
+    Reset,
+}
+
+async fn attach(
+    node: &Arc<NodeInner>,
+    peer: &Arc<Peer>,
+    addr: SocketAddr,
+) -> Result<Attached, String> {
     let mut link = transport::connect(addr, &node.me, &node.link)
         .await
         .map_err(|e| e.to_string())?;
@@ -129,8 +151,12 @@ async fn attach(node: &Arc<NodeInner>, peer: &Arc<Peer>, addr: SocketAddr) -> Re
             link.peer, peer.id
         ));
     }
+    let known = peer.state.lock().remote_session;
     let hello = wire::encode(&Traffic::Attach {
         listen: node.listen,
+        session: peer.session,
+        known,
+        quiet_ms: node.settings.quiet_ms(),
     })
     .map_err(|e| e.to_string())?;
     link.writer.send(&hello).await.map_err(|e| e.to_string())?;
@@ -140,7 +166,14 @@ async fn attach(node: &Arc<NodeInner>, peer: &Arc<Peer>, addr: SocketAddr) -> Re
         .map_err(|e| e.to_string())?
         .ok_or("closed during attach")?;
     match wire::decode::<Traffic>(&answer).map_err(|e| e.to_string())? {
-        Traffic::Attached { .. } => Ok(link),
+        Traffic::Attached {
+            session, quiet_ms, ..
+        } => Ok(Attached::Linked(
+            link,
+            session,
+            Duration::from_millis(quiet_ms.into()),
+        )),
+        Traffic::Reset => Ok(Attached::Reset),
         Traffic::Duplicate => Err("the peer keeps another link".into()),
         other => Err(format!("unexpected answer to attach: {other:?}")),
     }
@@ -159,7 +192,7 @@ async fn run_link(
         reader, mut writer, ..
     } = link;
     tracing::debug!(peer = %peer.id, "link up");
-    let heartbeat = settings.heartbeat();
+    let heartbeat = super::link_heartbeat(settings.heartbeat(), peer.state.lock().quiet);
     let mut reading = AbortOnDrop(tokio::spawn(read_link(
         node.clone(),
         peer.clone(),
