@@ -27,9 +27,10 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Fast failure detection on the links; gossip (direct) is left alone.
+/// Fast failure detection on the links (still well above a loaded machine's
+/// scheduling pauses); gossip (direct) is left alone.
 fn fast(b: NodeBuilder) -> NodeBuilder {
-    b.lost_after(Duration::from_millis(600))
+    b.lost_after(Duration::from_secs(1))
         .heartbeat_interval(Duration::from_millis(100))
 }
 
