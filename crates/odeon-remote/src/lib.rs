@@ -102,9 +102,8 @@
 //! at most a quarter of `lost_after`, and at most a quarter of the *peer's*
 //! `lost_after`, which it announces when the link opens) sends a small heartbeat frame,
 //! so that a silent link (a stalled peer, a partition that keeps sockets open) is told
-//! from a quiet one within `lost_after`, independently of gossip. A frame must arrive
-//! whole within `lost_after`: on a link slower than `max_frame / lost_after`, raise
-//! `lost_after`.
+//! from a quiet one within `lost_after`, independently of gossip. A long frame that is
+//! still arriving counts as traffic.
 //!
 //! # Layers (DESIGN.md §3)
 //! - [`Node`] (`node/`): the builder, one link per peer node with reconnect and

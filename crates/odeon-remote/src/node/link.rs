@@ -282,15 +282,21 @@ async fn run_link(
 }
 
 /// Reads and dispatches the peer's frames, in order, until the link fails or stays
-/// silent for `lost_after`, which loses the peer.
+/// silent (not one byte) for `lost_after`, which loses the peer.
 async fn read_link(
     node: Weak<NodeInner>,
     peer: Arc<Peer>,
     mut reader: FrameReader<LinkReader>,
     lost_after: Duration,
 ) {
+    let mut heard = reader.buffered();
     loop {
         let frame = match tokio::time::timeout(lost_after, reader.next()).await {
+            // Part of a long frame arrived meanwhile: a slow link, not a silent one.
+            Err(_) if reader.buffered() != heard => {
+                heard = reader.buffered();
+                continue;
+            }
             Ok(Ok(Some(f))) => f,
             Ok(Ok(None)) => return,
             Ok(Err(e)) => {
@@ -304,6 +310,7 @@ async fn read_link(
                 return;
             }
         };
+        heard = reader.buffered();
         let Some(node) = node.upgrade() else { return };
         match wire::decode::<Traffic>(&frame) {
             Ok(t) => node.dispatch(&peer, t),
