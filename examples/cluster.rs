@@ -1,5 +1,7 @@
 //! Three odeon nodes in one process, linked over loopback: a registry lookup, tells and
 //! asks to a remote actor, a remote spawn, and a remote watch that sees a node leave.
+//! Node c binds every interface (`0.0.0.0`) and advertises its loopback address, as a
+//! node on a real network advertises the address the others reach it at.
 //!
 //! Run: `cargo run --release -p odeon-examples --example cluster`
 //! (For one node per process, see the `odeon-node` binary in the README.)
@@ -13,24 +15,36 @@ use odeon::System;
 use odeon_remote::{Node, Secret};
 use tally::{Add, Notices, Tally, Total, WatchIt, Watcher};
 
-fn start(name: &str, seeds: &[std::net::SocketAddr]) -> (System, Node) {
+fn start(name: &str, seeds: &[std::net::SocketAddr], every_interface: bool) -> (System, Node) {
     let system = System::new();
     let secret = Secret::new("demo secret: change me in production").expect("16+ bytes");
     let mut b = Node::builder(name).secret(secret).spawnable::<Tally>();
+    if every_interface {
+        // Bound to every interface, the node must say where others reach it (port 0:
+        // whatever port the OS bound).
+        b = b
+            .listen("0.0.0.0:0".parse().expect("an address"))
+            .advertise("127.0.0.1:0".parse().expect("an address"));
+    }
     for s in seeds {
         b = b.seed(*s);
     }
     let node = system
         .block_on(b.start(&system.handle()))
         .expect("the node starts on loopback");
-    println!("node {} listening on {}", node.id(), node.listen_addr());
+    println!(
+        "node {} bound to {}, reached at {}",
+        node.id(),
+        node.bound_addr(),
+        node.listen_addr()
+    );
     (system, node)
 }
 
 fn main() {
-    let (sys_a, a) = start("a", &[]);
-    let (sys_b, b) = start("b", &[a.listen_addr()]);
-    let (sys_c, c) = start("c", &[a.listen_addr(), b.listen_addr()]);
+    let (sys_a, a) = start("a", &[], false);
+    let (sys_b, b) = start("b", &[a.listen_addr()], false);
+    let (sys_c, c) = start("c", &[a.listen_addr(), b.listen_addr()], true);
 
     // Node a hosts a tally and registers it by name.
     let tally = sys_a.spawn(Tally::default());

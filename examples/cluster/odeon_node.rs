@@ -2,15 +2,23 @@
 //! multi-process tests.
 //!
 //! ```text
+//! odeon-node gen-secret
 //! ODEON_SECRET=... odeon-node serve --name a [--listen 127.0.0.1:7400] [--seed ADDR]...
 //! ODEON_SECRET=... odeon-node probe --name b --seed ADDR
 //! ```
-//! `serve` hosts a `Tally` registered as `tally` and lets others spawn tallies; it runs
+//! `gen-secret` prints a new random cluster secret (32 random bytes as 64 hex
+//! characters) to give every node as `ODEON_SECRET`. `serve` hosts a `Tally` registered as `tally` and lets others spawn tallies; it runs
 //! until its standard input closes or reads `leave` (then it leaves the cluster
 //! gracefully). `probe` finds `tally` through its seed, adds 1..=10, asks the total,
 //! spawns a tally on the seed's node, then watches `tally` and keeps asking it until the
 //! serving node is gone, printing what it observes. Output lines are stable: tests read
 //! them.
+//!
+//! Both modes take `--listen ADDR`, the address to bind (default `127.0.0.1:0`;
+//! `0.0.0.0:PORT` binds every interface), and `--advertise ADDR`, the address other
+//! nodes reach this one at (required with `0.0.0.0`; a port of 0 means the bound port).
+//! Links (TCP) and gossip (UDP) share the port. The first output line, `listening ADDR`,
+//! gives the advertised address.
 
 #[path = "tally.rs"]
 mod tally;
@@ -28,14 +36,15 @@ struct Args {
     mode: String,
     name: String,
     listen: SocketAddr,
+    advertise: Option<SocketAddr>,
     seeds: Vec<SocketAddr>,
 }
 
 fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let mode = it
-        .next()
-        .ok_or("usage: odeon-node serve|probe --name N [--listen A] [--seed A]...")?;
+    let mode = it.next().ok_or(
+        "usage: odeon-node gen-secret | odeon-node serve|probe --name N [--listen A] [--seed A]...",
+    )?;
     if mode != "serve" && mode != "probe" {
         return Err(format!("unknown mode {mode:?} (serve or probe)"));
     }
@@ -43,6 +52,7 @@ fn parse() -> Result<Args, String> {
         mode,
         name: String::new(),
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        advertise: None,
         seeds: Vec::new(),
     };
     while let Some(flag) = it.next() {
@@ -55,6 +65,7 @@ fn parse() -> Result<Args, String> {
         match flag.as_str() {
             "--name" => args.name = value.clone(),
             "--listen" => args.listen = addr()?,
+            "--advertise" => args.advertise = Some(addr()?),
             "--seed" => args.seeds.push(addr()?),
             other => return Err(format!("unknown flag {other}")),
         }
@@ -66,6 +77,11 @@ fn parse() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    if std::env::args().nth(1).as_deref() == Some("gen-secret") {
+        // Hex text: the bytes are ASCII.
+        println!("{}", String::from_utf8_lossy(Secret::generate().expose()));
+        return ExitCode::SUCCESS;
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
@@ -95,6 +111,9 @@ fn main() -> ExitCode {
         .secret(secret)
         .lost_after(Duration::from_secs(1))
         .spawnable::<Tally>();
+    if let Some(a) = args.advertise {
+        builder = builder.advertise(a);
+    }
     for s in &args.seeds {
         builder = builder.seed(*s);
     }
@@ -102,6 +121,9 @@ fn main() -> ExitCode {
         Ok(n) => n,
         Err(e) => {
             eprintln!("odeon-node: {e}");
+            if matches!(e, odeon_remote::NodeError::NoAdvertise { .. }) {
+                eprintln!("odeon-node: pass --advertise ADDR, where other nodes reach this one");
+            }
             return ExitCode::from(1);
         }
     };

@@ -2,8 +2,26 @@
 
 use std::time::Duration;
 
-/// Deadline of each handshake step (a peer that stalls longer is dropped).
+/// Deadline of a link's whole opening handshake (TLS and SPAKE2; a peer that takes
+/// longer is dropped).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Handshakes (TLS and SPAKE2) a listener runs at once; a connection accepted beyond
+/// that is closed at once, so that strangers can hold neither file descriptors nor
+/// tasks for long. Unit: connections.
+pub const MAX_PENDING_HANDSHAKES: usize = 128;
+
+/// Warnings about what strangers can cause at will (refused handshakes, rejected
+/// gossip datagrams, accept errors) are logged at most once per this interval, with
+/// the count of those suppressed; counters have the exact numbers. Unit: time.
+pub const WARN_INTERVAL: Duration = Duration::from_secs(10);
+
+/// First pause after the listener's `accept` fails (e.g. out of file descriptors);
+/// doubles per failure in a row up to [`MAX_ACCEPT_BACKOFF`].
+pub const MIN_ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// The longest pause after a failed `accept`.
+pub const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
 /// The largest frame an authenticated peer may send. Unit: bytes.
 pub const MAX_FRAME: usize = 8 * 1024 * 1024;

@@ -113,10 +113,12 @@
 //!   serialize;
 //! - [`wire`]: bounded length-prefixed frames, the postcard codec and the versioned
 //!   schema of what crosses a link;
-//! - [`transport`]: TCP links that open only after a mutual challenge–response proof of
-//!   the cluster secret (HMAC-SHA256; the secret never crosses the wire), and a
+//! - [`transport`]: TCP links that open only after both sides proved they know the
+//!   cluster secret with a password-authenticated key exchange (SPAKE2 and key
+//!   confirmation: nothing on the wire lets anyone test guesses offline), and a
 //!   listener that refuses bad input (wrong secret, garbage, oversized or truncated
-//!   frames, silence) with a logged error while it keeps serving everyone else;
+//!   frames, silence) with a counter and a rate-limited warning while it keeps serving
+//!   everyone else, at most a bounded number of handshakes at a time;
 //! - [`membership`]: who is in the cluster and where their links listen, with
 //!   failure detection and a small replicated key-value state per node (chitchat's
 //!   gossip, every datagram authenticated with the cluster secret).
@@ -124,11 +126,11 @@
 //! ## Mutual TLS (optional)
 //!
 //! [`LinkConfig::with_tls`](transport::LinkConfig::with_tls) puts mutual TLS 1.3
-//! (rustls) between TCP and the HMAC handshake, which then runs inside the TLS stream.
+//! (rustls) between TCP and the SPAKE2 handshake, which then runs inside the TLS stream.
 //! The two do different jobs: TLS gives the link's traffic confidentiality and
-//! integrity (the HMAC handshake alone authenticates the opening but leaves every later
+//! integrity (the SPAKE2 handshake alone authenticates the opening but leaves every later
 //! frame readable and alterable on the wire), and it ties both ends to certificates from
-//! the cluster's CA; the HMAC handshake still proves membership of the cluster, so a
+//! the cluster's CA; the SPAKE2 handshake still proves membership of the cluster, so a
 //! node needs both a certificate and the secret. A peer that fails TLS (no certificate,
 //! one from another CA, plaintext, garbage) is refused, logged and counted like any
 //! other. Certificate requirements: [`transport::tls`]. Without TLS, links are plain
@@ -153,11 +155,17 @@
 //! ```
 
 pub mod defaults;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod interface;
 pub mod membership;
+mod metrics;
 mod node;
+mod throttle;
 pub mod transport;
 pub mod wire;
 
+pub use metrics::Metrics;
 pub use node::{Node, NodeBuilder, NodeError, RegistryError, SpawnError, Spawnable};
 pub use transport::Secret;

@@ -1,4 +1,4 @@
-//! Mutual TLS under the HMAC handshake: a link opens only with a certificate from the
+//! Mutual TLS under the SPAKE2 handshake: a link opens only with a certificate from the
 //! cluster's CA *and* the cluster secret; every other peer (another CA, no certificate,
 //! plaintext, the wrong secret, silence) is refused, logged and counted while the
 //! listener keeps serving. Certificates are made at test time with rcgen.
@@ -136,7 +136,7 @@ async fn a_tls_dialer_without_a_certificate_is_refused() {
     let ca = Ca::new("cluster CA");
     let mut l = tls_listener(&ca).await;
     // A TLS client that trusts the cluster CA but presents no certificate, then runs the
-    // HMAC handshake with the right secret: only the missing certificate is wrong.
+    // SPAKE2 handshake with the right secret: only the missing certificate is wrong.
     let mut roots = RootCertStore::empty();
     roots.add(ca.cert.der().clone()).unwrap();
     let client = rustls::ClientConfig::builder_with_provider(Arc::new(ring::default_provider()))
@@ -147,7 +147,7 @@ async fn a_tls_dialer_without_a_certificate_is_refused() {
     let tcp = TcpStream::connect(l.local_addr()).await.unwrap();
     let name = TlsConfig::DEFAULT_SERVER_NAME.try_into().unwrap();
     // In TLS 1.3 the client finishes before the server has checked its certificate, so
-    // the refusal may surface here or in the HMAC handshake just after.
+    // the refusal may surface here or in the SPAKE2 handshake just after.
     if let Ok(tls) = TlsConnector::from(Arc::new(client))
         .connect(name, tcp)
         .await
@@ -166,8 +166,17 @@ async fn a_tls_dialer_without_a_certificate_is_refused() {
 async fn a_plaintext_dialer_is_refused_by_a_tls_listener_which_keeps_serving() {
     let ca = Ca::new("cluster CA");
     let mut l = tls_listener(&ca).await;
-    let result = transport::connect(l.local_addr(), &id("plain"), &plain(GOOD)).await;
-    assert!(result.is_err(), "a plaintext peer linked to a TLS node");
+    let err = transport::connect(l.local_addr(), &id("plain"), &plain(GOOD))
+        .await
+        .unwrap_err();
+    // A clear, typed error, not "frame of 352518912 bytes exceeds the limit" (a TLS
+    // alert's header read as a length prefix).
+    assert!(matches!(err, HandshakeError::PeerUsesTls), "{err}");
+    assert!(
+        err.to_string()
+            .contains("the peer speaks TLS; this node is configured for plaintext"),
+        "{err}"
+    );
     refused_count_reaches(&l, 1).await;
     assert_eq!(l.stats().accepted(), 0);
     link_works(&mut l, &with_tls(GOOD, ca.tls("good", &ca)), "good").await;
@@ -177,19 +186,25 @@ async fn a_plaintext_dialer_is_refused_by_a_tls_listener_which_keeps_serving() {
 async fn a_tls_dialer_is_refused_by_a_plaintext_listener() {
     let ca = Ca::new("cluster CA");
     let mut l = listener(plain(GOOD)).await;
-    let result = transport::connect(
+    let err = transport::connect(
         l.local_addr(),
         &id("tls"),
         &with_tls(GOOD, ca.tls("tls", &ca)),
     )
-    .await;
-    assert!(result.is_err(), "a TLS peer linked to a plaintext node");
+    .await
+    .unwrap_err();
+    assert!(matches!(err, HandshakeError::PeerUsesPlaintext), "{err}");
+    assert!(
+        err.to_string()
+            .contains("the peer speaks plaintext; this node is configured for TLS"),
+        "{err}"
+    );
     refused_count_reaches(&l, 1).await;
     link_works(&mut l, &plain(GOOD), "good").await;
 }
 
 #[tokio::test]
-async fn right_certificates_with_the_wrong_secret_are_refused_by_the_hmac_handshake() {
+async fn right_certificates_with_the_wrong_secret_are_refused_by_the_spake2_handshake() {
     let ca = Ca::new("cluster CA");
     let mut l = tls_listener(&ca).await;
     let err = transport::connect(

@@ -1,30 +1,42 @@
-//! Authenticated gossip datagrams: every datagram sealed by an HMAC of the cluster
-//! secret (the UDP socket that applies this to chitchat's traffic is `socket.rs`).
+//! Authenticated gossip datagrams: every datagram sealed by an HMAC under a key
+//! stretched from the cluster secret (the UDP socket that applies this to chitchat's
+//! traffic is `socket.rs`).
 //!
 //! # Datagram
 //! `VERSION (1 byte) ‖ chitchat message ‖ tag (32 bytes)`, where
 //! `tag = HMAC-SHA256(K, VERSION ‖ chitchat message)` and
-//! `K = HMAC-SHA256(secret, "odeon/gossip")`.
+//! `K = Argon2id(secret, salt = "odeon/gossip-key/argon2id/v2")` with the parameters
+//! of [`ARGON2_PARAMS`], computed once per secret (at node start).
 //!
-//! # Why this is safe
+//! # Why this is safe, and what is not
 //! - A datagram is decoded by chitchat only after its tag verified (in constant time,
 //!   `Mac::verify_slice`), so nobody without the secret can feed chitchat a byte: no
 //!   fake members, no forged key-values, and chitchat's decoder is never exposed to
 //!   unauthenticated input.
-//! - `K` is derived under its own label, so a gossip tag is never a valid proof in the
-//!   link handshake (labels `"odeon/listener"`, `"odeon/dialer"`) or vice versa.
+//! - `K` is not used anywhere else: the link handshake uses the secret as a SPAKE2
+//!   password, so a gossip tag is never worth anything there, or the reverse.
 //! - The version byte is under the tag, so it cannot be downgraded.
+//! - **Residual risk: offline guessing.** Anyone who can capture one authentic
+//!   datagram (it is sent in clear to every member's gossip port) can test candidate
+//!   secrets against its tag without talking to anyone. A symmetric MAC cannot avoid
+//!   this; Argon2id makes each guess cost ~19 MiB of memory and two passes over it (tens
+//!   of milliseconds of a CPU core) instead of a microsecond, which stops dictionary
+//!   attacks on a decent phrase but not on a short or common one. Use a random secret
+//!   (`Secret::generate`, `odeon-node gen-secret`: 256 bits), against which guessing is
+//!   hopeless at any cost per guess.
 //! - Residual risk: an on-path attacker can *replay* a recorded datagram. Chitchat's
 //!   state is versioned (heartbeats and key versions only grow), so a replayed delta
 //!   changes nothing; a replayed `Syn` makes a member answer the datagram's source.
-//!   Gossip is not encrypted (confidentiality is TLS's job, DESIGN.md §3).
+//!   Gossip is not encrypted (confidentiality is TLS's job, DESIGN.md §3): member
+//!   names, addresses and registered names are readable on the path.
 //!
 //! Anything else (too short, too long, bad version, bad tag, or authentic but
-//! undecodable) is dropped with a `tracing::warn!` and counted in [`GossipStats`];
+//! undecodable) is dropped and counted in [`GossipStats`], with a rate-limited warning;
 //! the socket goes on serving.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use argon2::{Algorithm, Argon2, Params, Version};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
@@ -43,10 +55,16 @@ pub(crate) const TAG_LEN: usize = 32;
 /// Unit: bytes.
 pub(crate) const MAX_DATAGRAM: usize = 65_507;
 
-/// The label under which the gossip key is derived from the cluster secret.
-const LABEL: &[u8] = b"odeon/gossip";
+/// The salt of the gossip key's derivation: fixed, so that every node derives the same
+/// key from the same secret; a protocol label, so that no other use of Argon2id on the
+/// same secret gives the same bytes.
+const SALT: &[u8] = b"odeon/gossip-key/argon2id/v2";
 
-/// Counts of what the gossip socket did, for logs and tests.
+/// Argon2id's memory in KiB, passes and lanes for the gossip key: OWASP's recommended
+/// minimum for Argon2id (19 MiB, 2 passes, 1 lane).
+pub(crate) const ARGON2_PARAMS: (u32, u32, u32) = (19 * 1024, 2, 1);
+
+/// Counts of what the gossip socket did, for metrics and tests.
 #[derive(Debug, Default)]
 pub struct GossipStats {
     pub(super) accepted: AtomicU64,
@@ -114,8 +132,10 @@ impl std::fmt::Debug for GossipKey {
 }
 
 impl GossipKey {
+    /// The key of `secret`: slow the first time for a secret and its clones (Argon2id,
+    /// tens of milliseconds), so async callers run it with `spawn_blocking`.
     pub(crate) fn new(secret: &Secret) -> Self {
-        Self(secret.derive_key(LABEL))
+        Self(secret.gossip_key(stretch))
     }
 
     fn mac(&self) -> HmacSha256 {
@@ -156,6 +176,17 @@ impl GossipKey {
     }
 }
 
+fn stretch(secret: &[u8]) -> Bytes32 {
+    let (memory, passes, lanes) = ARGON2_PARAMS;
+    let params = Params::new(memory, passes, lanes, Some(32))
+        .expect("ARGON2_PARAMS are valid Argon2 parameters");
+    let mut key = [0u8; 32];
+    Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
+        .hash_password_into(secret, SALT, &mut key)
+        .expect("a secret of at most 4 GiB and a salt of 28 bytes are valid Argon2 input");
+    key
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,16 +223,35 @@ mod tests {
     }
 
     #[test]
-    fn the_key_is_not_the_secret_itself() {
-        // A tag made with the raw secret as the HMAC key must not verify: the gossip
-        // key is derived under its own label.
+    fn the_key_is_stretched_with_argon2id_not_a_fast_mac() {
+        // A tag made with a fast derivation of the secret (the raw secret, or the HMAC
+        // of version 1) must not verify: guessing has to pay for Argon2id.
         let secret = "0123456789abcdef";
-        let mut d = vec![VERSION];
-        d.extend_from_slice(b"hello");
-        let mut mac = HmacSha256::new_from_slice(secret.as_bytes()).unwrap();
-        mac.update(&d);
-        d.extend_from_slice(&mac.finalize().into_bytes());
-        assert_eq!(key(secret).open(&d), Err(Rejected::BadTag));
+        let fast_v1 = {
+            let mut m = HmacSha256::new_from_slice(secret.as_bytes()).unwrap();
+            m.update(b"odeon/gossip");
+            m.finalize().into_bytes().to_vec()
+        };
+        for fast in [secret.as_bytes().to_vec(), fast_v1] {
+            let mut d = vec![VERSION];
+            d.extend_from_slice(b"hello");
+            let mut mac = HmacSha256::new_from_slice(&fast).unwrap();
+            mac.update(&d);
+            d.extend_from_slice(&mac.finalize().into_bytes());
+            assert_eq!(key(secret).open(&d), Err(Rejected::BadTag));
+        }
+        // The key is Argon2id's output with the documented parameters and salt.
+        let (m, t, p) = ARGON2_PARAMS;
+        let mut expected = [0u8; 32];
+        Argon2::new(
+            Algorithm::Argon2id,
+            Version::V0x13,
+            Params::new(m, t, p, Some(32)).unwrap(),
+        )
+        .hash_password_into(secret.as_bytes(), SALT, &mut expected)
+        .unwrap();
+        assert_eq!(key(secret).0, expected);
+        assert!(m >= 19 * 1024 && t >= 2, "weaker than OWASP's minimum");
     }
 
     #[test]

@@ -16,10 +16,16 @@ use crate::wire::NodeId;
 pub struct MembershipConfig {
     /// This node's identity.
     pub node: NodeId,
-    /// The UDP address to gossip on. Port 0 picks a free port
-    /// ([`Membership::gossip_addr`] tells which). It is also the address peers gossip
-    /// to, so its IP must not be unspecified (`0.0.0.0`, `::`).
+    /// The UDP address to bind the gossip socket to. Port 0 picks a free port
+    /// ([`Membership::gossip_addr`] tells which). Unless [`Self::gossip_advertise`] is
+    /// set, it is also the address peers gossip to, and then its IP must not be
+    /// unspecified (`0.0.0.0`, `::`).
     pub gossip_addr: SocketAddr,
+    /// The UDP address peers gossip to, when it is not [`Self::gossip_addr`]: needed
+    /// when that is unspecified (bound to every interface), or behind a NAT or a port
+    /// mapping. Its IP must not be unspecified; a port of 0 stands for the bound port.
+    /// Default `None`.
+    pub gossip_advertise: Option<SocketAddr>,
     /// This node's TCP listen address, published to the others.
     pub link_addr: SocketAddr,
     /// Gossip addresses of seed nodes to join through (this node's own is ignored).
@@ -55,6 +61,7 @@ impl MembershipConfig {
         Self {
             node,
             gossip_addr,
+            gossip_advertise: None,
             link_addr,
             seeds: Vec::new(),
             secret,
@@ -67,14 +74,29 @@ impl MembershipConfig {
         }
     }
 
+    /// The address peers gossip to, once the socket is bound to `bound`.
+    pub(super) fn advertised(&self, bound: SocketAddr) -> SocketAddr {
+        match self.gossip_advertise {
+            Some(a) if a.port() == 0 => SocketAddr::new(a.ip(), bound.port()),
+            Some(a) => a,
+            None => bound,
+        }
+    }
+
     pub(super) fn validate(&self) -> Result<(), MembershipError> {
         self.node.validate()?;
         let bad = |why: String| Err(MembershipError::Config(why));
-        if self.gossip_addr.ip().is_unspecified() {
-            return bad(format!(
-                "gossip address {} is unspecified",
-                self.gossip_addr
-            ));
+        match self.gossip_advertise {
+            None if self.gossip_addr.ip().is_unspecified() => {
+                return bad(format!(
+                    "gossip address {} is unspecified and no address to advertise was given",
+                    self.gossip_addr
+                ));
+            }
+            Some(a) if a.ip().is_unspecified() => {
+                return bad(format!("advertised gossip address {a} is unspecified"));
+            }
+            _ => {}
         }
         if self.link_addr.ip().is_unspecified() || self.link_addr.port() == 0 {
             return bad(format!("link address {} cannot be dialed", self.link_addr));
@@ -89,5 +111,50 @@ impl MembershipConfig {
             return bad(format!("phi threshold {}", self.phi_threshold));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(gossip: &str, advertise: Option<&str>) -> MembershipConfig {
+        MembershipConfig {
+            gossip_advertise: advertise.map(|a| a.parse().unwrap()),
+            ..MembershipConfig::new(
+                NodeId {
+                    name: "a".into(),
+                    incarnation: 1,
+                },
+                gossip.parse().unwrap(),
+                "127.0.0.1:7400".parse().unwrap(),
+                Secret::new("correct horse battery staple").unwrap(),
+            )
+        }
+    }
+
+    #[test]
+    fn an_unspecified_gossip_address_needs_an_advertised_one() {
+        assert!(config("0.0.0.0:0", None).validate().is_err());
+        assert!(
+            config("0.0.0.0:0", Some("0.0.0.0:7400"))
+                .validate()
+                .is_err()
+        );
+        assert!(config("0.0.0.0:0", Some("10.0.0.1:0")).validate().is_ok());
+        assert!(config("127.0.0.1:0", None).validate().is_ok());
+    }
+
+    #[test]
+    fn the_advertised_address_takes_the_bound_port_for_port_0() {
+        let bound: SocketAddr = "0.0.0.0:7400".parse().unwrap();
+        let at = |c: MembershipConfig| c.advertised(bound).to_string();
+        assert_eq!(at(config("0.0.0.0:0", Some("10.0.0.1:0"))), "10.0.0.1:7400");
+        assert_eq!(
+            at(config("0.0.0.0:0", Some("10.0.0.1:9000"))),
+            "10.0.0.1:9000"
+        );
+        let bound: SocketAddr = "127.0.0.1:7400".parse().unwrap();
+        assert_eq!(config("127.0.0.1:0", None).advertised(bound), bound);
     }
 }

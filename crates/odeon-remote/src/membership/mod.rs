@@ -4,8 +4,11 @@
 //! Built on [chitchat](https://docs.rs/chitchat) (Scuttlebutt gossip with a
 //! phi-accrual failure detector), as DESIGN.md §3 asks, with its UDP transport
 //! replaced by an authenticated one (`auth.rs`, `socket.rs`): every datagram carries an
-//! HMAC-SHA256 tag under a key derived from the cluster secret, and whatever fails
-//! the check is dropped, logged and counted ([`GossipStats`]) before chitchat sees it.
+//! HMAC-SHA256 tag under a key stretched from the cluster secret with Argon2id, and
+//! whatever fails the check is dropped and counted ([`GossipStats`], with a
+//! rate-limited warning) before chitchat sees it. A captured datagram lets its holder
+//! test guesses of the secret offline at one Argon2id evaluation per guess: use a
+//! random secret ([`Secret::generate`](crate::Secret::generate)).
 //!
 //! # Why chitchat 0.11
 //! Chitchat 0.12 and 0.13 keep the `Transport`/`Socket` traits but made the codec of
@@ -56,7 +59,7 @@
 //! # });
 //! ```
 
-mod auth;
+pub(crate) mod auth;
 mod codec;
 mod config;
 mod events;
@@ -145,6 +148,7 @@ enum Command {
 pub struct Membership {
     me: NodeId,
     gossip_addr: SocketAddr,
+    advertised: SocketAddr,
     events: broadcast::Sender<MemberEvent>,
     tracker: Arc<Mutex<events::Tracker>>,
     live: watch::Receiver<BTreeMap<ChitchatId, NodeState>>,
@@ -166,10 +170,15 @@ impl Membership {
         config.validate()?;
         let socket = UdpSocket::bind(config.gossip_addr).await?;
         let gossip_addr = socket.local_addr()?;
+        let advertised = config.advertised(gossip_addr);
         let stats = Arc::new(GossipStats::default());
-        let transport =
-            socket::AuthTransport::new(socket, auth::GossipKey::new(&config.secret), stats.clone());
-        let chitchat_id = codec::chitchat_id(&config.node, gossip_addr);
+        // Argon2id takes tens of milliseconds of CPU: not on a runtime worker.
+        let secret = config.secret.clone();
+        let key = tokio::task::spawn_blocking(move || auth::GossipKey::new(&secret))
+            .await
+            .map_err(|e| MembershipError::Gossip(format!("deriving the gossip key: {e}")))?;
+        let transport = socket::AuthTransport::new(socket, key, stats.clone());
+        let chitchat_id = codec::chitchat_id(&config.node, advertised);
         let chitchat_config = ChitchatConfig {
             chitchat_id: chitchat_id.clone(),
             cluster_id: config.cluster_id.clone(),
@@ -178,7 +187,7 @@ impl Membership {
             seed_nodes: config
                 .seeds
                 .iter()
-                .filter(|seed| **seed != gossip_addr)
+                .filter(|seed| **seed != gossip_addr && **seed != advertised)
                 .map(ToString::to_string)
                 .collect(),
             failure_detector_config: FailureDetectorConfig {
@@ -207,10 +216,11 @@ impl Membership {
         let watcher = tokio::spawn(events::run(live.clone(), tracker.clone(), events.clone()));
         let (commands, rx) = mpsc::unbounded_channel();
         let writer = tokio::spawn(write_loop(handle, rx, config.leave_grace));
-        tracing::info!(node = %config.node, %gossip_addr, "membership started");
+        tracing::info!(node = %config.node, %gossip_addr, %advertised, "membership started");
         Ok(Self {
             me: config.node,
             gossip_addr,
+            advertised,
             events,
             tracker,
             live,
@@ -225,6 +235,12 @@ impl Membership {
     /// The UDP address gossip is bound to (with the port the OS chose for port 0).
     pub fn gossip_addr(&self) -> SocketAddr {
         self.gossip_addr
+    }
+
+    /// The UDP address peers gossip to ([`MembershipConfig::gossip_advertise`], or
+    /// [`Membership::gossip_addr`] when none was given).
+    pub fn advertised_addr(&self) -> SocketAddr {
+        self.advertised
     }
 
     /// This node's identity.

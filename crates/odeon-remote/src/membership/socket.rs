@@ -12,6 +12,8 @@ use chitchat::{ChitchatMessage, Deserializable, Serializable};
 use tokio::net::UdpSocket;
 
 use super::auth::{GossipKey, GossipStats, MAX_DATAGRAM, Rejected};
+use crate::defaults;
+use crate::throttle::LogThrottle;
 
 /// Hands chitchat the UDP socket that `Membership::start` bound (so that a port 0 is
 /// known before chitchat's identity is built), wrapped in [`AuthSocket`].
@@ -58,6 +60,8 @@ pub(crate) struct AuthSocket {
     socket: UdpSocket,
     key: GossipKey,
     stats: Arc<GossipStats>,
+    /// Anyone can send datagrams: one warning per interval, the counts in `stats`.
+    dropped: LogThrottle,
     message: Vec<u8>,
     datagram: Vec<u8>,
     /// One byte more than [`MAX_DATAGRAM`], so that a larger datagram (possible over
@@ -71,6 +75,7 @@ impl AuthSocket {
             socket,
             key,
             stats,
+            dropped: LogThrottle::new(defaults::WARN_INTERVAL),
             message: Vec::with_capacity(MAX_DATAGRAM),
             datagram: Vec::with_capacity(MAX_DATAGRAM),
             recv_buf: vec![0; MAX_DATAGRAM + 1].into_boxed_slice(),
@@ -84,7 +89,9 @@ impl AuthSocket {
         let (len, from) = match self.socket.recv_from(&mut self.recv_buf).await {
             Ok(received) => received,
             Err(e) if is_transient(&e) => {
-                tracing::warn!(error = %e, "transient gossip recv error");
+                if let Some(suppressed) = self.dropped.admit() {
+                    tracing::warn!(error = %e, suppressed, "transient gossip recv error");
+                }
                 return Ok(None);
             }
             Err(e) => return Err(e).context("gossip socket failed"),
@@ -97,7 +104,9 @@ impl AuthSocket {
                     _ => &self.stats.rejected,
                 };
                 GossipStats::count(counter);
-                tracing::warn!(%from, len, %reason, "gossip datagram dropped");
+                if let Some(suppressed) = self.dropped.admit() {
+                    tracing::warn!(%from, len, %reason, suppressed, "gossip datagram dropped");
+                }
                 return Ok(None);
             }
         };
@@ -109,12 +118,16 @@ impl AuthSocket {
             }
             Ok(_) => {
                 GossipStats::count(&self.stats.malformed);
-                tracing::warn!(%from, len, trailing = rest.len(), "authentic gossip datagram with trailing bytes dropped");
+                if let Some(suppressed) = self.dropped.admit() {
+                    tracing::warn!(%from, len, trailing = rest.len(), suppressed, "authentic gossip datagram with trailing bytes dropped");
+                }
                 Ok(None)
             }
             Err(e) => {
                 GossipStats::count(&self.stats.malformed);
-                tracing::warn!(%from, len, error = %e, "authentic gossip datagram that does not decode dropped");
+                if let Some(suppressed) = self.dropped.admit() {
+                    tracing::warn!(%from, len, error = %e, suppressed, "authentic gossip datagram that does not decode dropped");
+                }
                 Ok(None)
             }
         }

@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{NodeInner, Settings, SpawnFn, codec::NodeCodec};
+use crate::Metrics;
 use crate::defaults;
 use crate::interface::{Interface, decode_with, encode_with};
 use crate::membership::{MemberEvent, Membership, MembershipConfig};
@@ -72,6 +73,17 @@ pub enum NodeError {
     /// The builder was given something it cannot use.
     #[error("invalid node configuration: {0}")]
     Config(String),
+    /// The node is bound to an unspecified address (`0.0.0.0`, `::`: every interface)
+    /// and was given no address to advertise, so it could not tell others where to
+    /// reach it.
+    #[error(
+        "bound to {bind}, which others cannot dial: give the address to advertise \
+         (NodeBuilder::advertise)"
+    )]
+    NoAdvertise {
+        /// The bound address.
+        bind: SocketAddr,
+    },
     /// Membership (gossip) could not start.
     #[error("membership: {0}")]
     Membership(String),
@@ -141,20 +153,27 @@ pub struct NodeBuilder {
     settings: Settings,
     max_frame: usize,
     handshake_timeout: Duration,
+    max_pending_handshakes: usize,
     spawnables: HashMap<&'static str, (SpawnFn, &'static Interface)>,
     misconfigured: Vec<String>,
 }
 
 impl NodeBuilder {
-    /// The address to listen on (default `127.0.0.1:0`, an ephemeral port).
+    /// The address to bind, for links (TCP) and gossip (UDP, same port). Default
+    /// `127.0.0.1:0`, an ephemeral port. An unspecified IP (`0.0.0.0`, `::`) binds every
+    /// interface and then needs [`NodeBuilder::advertise`].
     pub fn listen(mut self, addr: SocketAddr) -> Self {
         self.listen = addr;
         self
     }
 
-    /// The address other nodes dial to reach this node's links, when it is not the
-    /// bound one (a proxy, a NAT). Default: the bound listen address. Gossip stays on
-    /// the bound address.
+    /// The address other nodes reach this node at, when it is not the bound one (Akka's
+    /// canonical address, as opposed to its bind address): a node bound to `0.0.0.0`, or
+    /// behind a NAT or a port mapping. This is what gossip publishes, what links tell
+    /// peers, and what [`Node::listen_addr`] returns; it must reach both the TCP and
+    /// the UDP port. A port of 0 stands for the bound port. Default: the bound address,
+    /// which must then be specified, or [`Node::start`](NodeBuilder::start) fails with
+    /// [`NodeError::NoAdvertise`].
     pub fn advertise(mut self, addr: SocketAddr) -> Self {
         self.advertise = Some(addr);
         self
@@ -223,6 +242,21 @@ impl NodeBuilder {
         self
     }
 
+    /// The deadline of a link's whole opening handshake (default
+    /// [`defaults::HANDSHAKE_TIMEOUT`]).
+    pub fn handshake_timeout(mut self, d: Duration) -> Self {
+        self.handshake_timeout = d;
+        self
+    }
+
+    /// How many unauthenticated handshakes the listener runs at once (default
+    /// [`defaults::MAX_PENDING_HANDSHAKES`]); connections beyond that are closed at
+    /// once and counted in [`Metrics::links`].
+    pub fn max_pending_handshakes(mut self, n: usize) -> Self {
+        self.max_pending_handshakes = n;
+        self
+    }
+
     /// Lets other nodes spawn actors of type `A` here.
     pub fn spawnable<A: Spawnable>(mut self) -> Self {
         let Some(interface) = Interface::of(A::interface()) else {
@@ -247,8 +281,9 @@ impl NodeBuilder {
     /// runtime.
     ///
     /// # Errors
-    /// [`NodeError`]: no secret, a bad name, an address that cannot be bound, or a
-    /// seed that cannot be linked.
+    /// [`NodeError`]: no secret, a bad name, an address that cannot be bound, an
+    /// unspecified bind address without an advertised one ([`NodeError::NoAdvertise`]),
+    /// or a seed that cannot be linked.
     pub async fn start(self, system: &SystemHandle) -> Result<Node, NodeError> {
         if let Some(why) = self.misconfigured.first() {
             return Err(NodeError::Config(why.clone()));
@@ -267,12 +302,13 @@ impl NodeBuilder {
         let secret = self.secret.ok_or(NodeError::NoSecret)?;
         let me = NodeId {
             name: self.name,
-            incarnation: incarnation(),
+            incarnation: super::incarnation::incarnation(),
         };
         me.validate().map_err(|e| NodeError::Name(e.to_string()))?;
         let mut link = LinkConfig::new(secret);
         link.max_frame = self.max_frame;
         link.handshake_timeout = self.handshake_timeout;
+        link.max_pending_handshakes = self.max_pending_handshakes;
         link.tls = self.tls;
         let io = system.io();
         let (bind_me, bind_link, addr) = (me.clone(), link.clone(), self.listen);
@@ -285,7 +321,8 @@ impl NodeBuilder {
             })?
             .map_err(|source| NodeError::Bind { addr, source })?;
         let bound = listener.local_addr();
-        let listen = self.advertise.unwrap_or(bound);
+        let listen = advertised(bound, self.advertise)?;
+        let link_stats = listener.stats().clone();
         let inner = Arc::new_cyclic(|weak| NodeInner {
             me,
             listen,
@@ -294,7 +331,7 @@ impl NodeBuilder {
             io: io.clone(),
             settings: self.settings,
             peers: Mutex::new(HashMap::new()),
-            exports: Mutex::new(HashMap::new()),
+            exports: Mutex::new(Default::default()),
             names: Mutex::new(HashMap::new()),
             spawnables: self.spawnables,
             next_request: AtomicU64::new(1),
@@ -302,9 +339,11 @@ impl NodeBuilder {
             codec: Arc::new(NodeCodec(weak.clone())),
         });
         let accepting = io.spawn(accept_loop(Arc::downgrade(&inner), listener));
-        // Gossip runs on UDP at the listener's port, so one address names a node.
+        // Gossip runs on UDP at the listener's port, bound and advertised alike, so one
+        // address names a node.
         let mut gossip =
             MembershipConfig::new(inner.me.clone(), bound, listen, inner.link.secret.clone());
+        gossip.gossip_advertise = Some(listen);
         gossip.seeds = self.seeds.clone();
         gossip.gossip_interval = self.gossip_interval;
         gossip.leave_grace = self.gossip_interval * 3;
@@ -314,6 +353,7 @@ impl NodeBuilder {
             .map_err(|e| NodeError::Membership(e.to_string()))?
             .map_err(|e| NodeError::Membership(e.to_string()))?;
         let events = membership.subscribe();
+        let metrics = Metrics::new(link_stats, membership.stats().clone());
         let watching = io.spawn(follow_members(Arc::downgrade(&inner), events));
         let node = Node {
             bound,
@@ -322,11 +362,12 @@ impl NodeBuilder {
             membership: Mutex::new(Some(membership)),
             watching,
             left: AtomicBool::new(false),
+            metrics,
         };
         for seed in self.seeds {
             node.connect(seed).await?;
         }
-        tracing::info!(node = %node.inner.me, %listen, "node started");
+        tracing::info!(node = %node.inner.me, %bound, advertised = %listen, "node started");
         Ok(node)
     }
 }
@@ -334,16 +375,18 @@ impl NodeBuilder {
 /// The largest outbox bound (a semaphore's limit).
 const MAX_PERMITS: usize = tokio::sync::Semaphore::MAX_PERMITS >> 4;
 
-fn incarnation() -> u64 {
-    let mut b = [0u8; 8];
-    // An incarnation only needs to differ between two lives of one name; fall back to
-    // the clock if the OS source is unavailable.
-    if getrandom::fill(&mut b).is_err() {
-        return std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.as_nanos() as u64);
+/// The address others reach a node at that is bound to `bound` (see
+/// [`NodeBuilder::advertise`]).
+fn advertised(bound: SocketAddr, advertise: Option<SocketAddr>) -> Result<SocketAddr, NodeError> {
+    match advertise {
+        None if bound.ip().is_unspecified() => Err(NodeError::NoAdvertise { bind: bound }),
+        None => Ok(bound),
+        Some(a) if a.ip().is_unspecified() => Err(NodeError::Config(format!(
+            "advertised address {a} is unspecified"
+        ))),
+        Some(a) if a.port() == 0 => Ok(SocketAddr::new(a.ip(), bound.port())),
+        Some(a) => Ok(a),
     }
-    u64::from_le_bytes(b)
 }
 
 /// Links to members as gossip reports them, and loses them when it reports them gone.
@@ -366,7 +409,9 @@ async fn follow_members(
         }
         match event {
             MemberEvent::Up(m) => {
-                node.peer(&m.node, Some(m.link_addr));
+                if node.supersede(&m.node) {
+                    node.peer(&m.node, Some(m.link_addr));
+                }
             }
             MemberEvent::Down(id) => {
                 node.forget_by_id(&id, "the failure detector declared it down")
@@ -414,6 +459,14 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
             return;
         }
     };
+    if listen.ip().is_unspecified() || listen.port() == 0 {
+        tracing::warn!(%addr, peer = %link.peer, %listen, "attach with an address that cannot be dialed; closing");
+        return;
+    }
+    if !node.supersede(&link.peer) {
+        tracing::warn!(%addr, peer = %link.peer, "a newer incarnation of this node is known; closing");
+        return;
+    }
     let peer = node.peer_for_link(&link.peer.clone(), listen, session);
     let answer = if known.is_some_and(|k| k != peer.session) {
         // The dialer still holds a session this node has lost: it must lose it too.
@@ -449,14 +502,35 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
 /// A node: one member of a cluster of odeon systems (see the crate docs for an
 /// example). Dropping it without [`Node::leave`] cuts every link at once, which peers
 /// see as a crash.
+///
+/// # Addresses
+/// A node binds one port ([`NodeBuilder::listen`]) for its links (TCP) and gossip
+/// (UDP), and tells the others one address to reach it at: the advertised address
+/// ([`NodeBuilder::advertise`], Akka's canonical address), which defaults to the bound
+/// one. A node bound to `0.0.0.0` or `::` must be given one. Gossip publishes it, links
+/// announce it, and [`Node::listen_addr`] returns it.
+///
+/// # What a peer can reach
+/// - Refs on the wire carry a node's identity, never an address. A node dials only
+///   addresses it was given (seeds, [`Node::connect`]), gossiped by membership, or
+///   announced by a peer for itself when it linked. A ref to a node it does not know,
+///   or to an incarnation superseded by a newer one, is dead: sends fail with
+///   `Unreachable` and watchers get `NodeLost`.
+/// - A local actor is reachable from other nodes only once a ref to it has been sent
+///   out (in a message, a reply, a registration or a remote spawn), and then under a
+///   random 64-bit token drawn from the OS, not its sequential id: frames addressed to
+///   any other number reach nothing (tells are dropped, asks fail with `Stopped`,
+///   stops and links have no effect, watches report the actor stopped).
+/// - Names registered with [`Node::register`] are public to every member.
 #[derive(Debug)]
 pub struct Node {
-    inner: Arc<NodeInner>,
+    pub(super) inner: Arc<NodeInner>,
     bound: SocketAddr,
     accepting: Mutex<Option<tokio::task::JoinHandle<()>>>,
-    membership: Mutex<Option<Membership>>,
+    pub(super) membership: Mutex<Option<Membership>>,
     watching: tokio::task::JoinHandle<()>,
     left: AtomicBool,
+    metrics: Metrics,
 }
 
 impl std::fmt::Debug for NodeInner {
@@ -486,6 +560,7 @@ impl Node {
             },
             max_frame: defaults::MAX_FRAME,
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
+            max_pending_handshakes: defaults::MAX_PENDING_HANDSHAKES,
             spawnables: HashMap::new(),
             misconfigured: Vec::new(),
         }
@@ -496,12 +571,20 @@ impl Node {
         &self.inner.me
     }
 
-    /// The address other nodes reach this node at (the advertised one, if set).
+    /// This node's counters of refused handshakes and rejected gossip datagrams
+    /// (which the log reports only at a limited rate).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The address other nodes reach this node at, to give them as a seed: the
+    /// advertised address ([`NodeBuilder::advertise`]), or the bound one if none was
+    /// given.
     pub fn listen_addr(&self) -> SocketAddr {
         self.inner.listen
     }
 
-    /// The address the listener (and gossip) is bound to.
+    /// The address the node is bound to (with the port the OS chose for port 0).
     pub fn bound_addr(&self) -> SocketAddr {
         self.bound
     }
@@ -538,135 +621,13 @@ impl Node {
         if id == self.inner.me {
             return Err(link_err("that is this node".into()));
         }
+        if !self.inner.supersede(&id) {
+            return Err(link_err(format!(
+                "{id} is an older incarnation of a known node"
+            )));
+        }
         self.inner.peer(&id, Some(addr));
         Ok(id)
-    }
-
-    /// Makes `actor` findable across the cluster as `name`. The registration keeps the
-    /// actor alive until [`Node::unregister`] or until it stops.
-    ///
-    /// # Errors
-    /// [`RegistryError::Taken`] if the name is registered on this node;
-    /// [`RegistryError::NotLocal`] for a ref to another node's actor.
-    pub fn register<A: RemoteActor>(
-        &self,
-        name: &str,
-        actor: &ActorRef<A>,
-    ) -> Result<(), RegistryError> {
-        if !actor.is_local() {
-            return Err(RegistryError::NotLocal);
-        }
-        let interface = Interface::of(A::interface()).ok_or(RegistryError::NotLocal)?;
-        let wire = self
-            .inner
-            .export_local(interface, Box::new(actor.clone()))
-            .map_err(RegistryError::Failed)?;
-        {
-            let mut names = self.inner.names.lock();
-            if names.contains_key(name) {
-                return Err(RegistryError::Taken(name.to_string()));
-            }
-            names.insert(name.to_string(), wire.id);
-        }
-        // Published in gossip, so that lookups elsewhere need no round trip.
-        if let Some(m) = self.membership.lock().as_ref()
-            && let Err(e) = m.set(
-                &registry_key(name),
-                &format!("{}/{}", wire.id, wire.actor_type),
-            )
-        {
-            tracing::warn!(name, error = %e, "registration not gossiped; lookups will ask");
-        }
-        Ok(())
-    }
-
-    /// Removes a registration made on this node. Returns whether there was one.
-    pub fn unregister(&self, name: &str) -> bool {
-        if let Some(m) = self.membership.lock().as_ref() {
-            m.delete(&registry_key(name));
-        }
-        self.inner.names.lock().remove(name).is_some()
-    }
-
-    /// Where gossip says `name` is registered: refs on live members.
-    fn gossiped(&self, name: &str) -> Vec<WireRef> {
-        let guard = self.membership.lock();
-        let Some(m) = guard.as_ref() else {
-            return Vec::new();
-        };
-        let key = registry_key(name);
-        let members = m.members();
-        m.entries(&key)
-            .into_iter()
-            .filter(|(_, k, _)| *k == key)
-            .filter_map(|(node, _, value)| {
-                let (id, actor_type) = value.split_once('/')?;
-                let listen = members.iter().find(|mb| mb.node == node)?.link_addr;
-                Some(WireRef {
-                    node,
-                    listen,
-                    id: id.parse().ok()?,
-                    actor_type: actor_type.to_string(),
-                })
-            })
-            .collect()
-    }
-
-    /// Finds the actor registered as `name` on this node or on any linked node.
-    ///
-    /// # Errors
-    /// [`RegistryError::NotFound`], or [`RegistryError::WrongType`] if the name
-    /// belongs to an actor of another type.
-    pub async fn lookup<A: RemoteActor>(&self, name: &str) -> Result<ActorRef<A>, RegistryError> {
-        let interface = Interface::of(A::interface())
-            .ok_or_else(|| RegistryError::Failed(format!("{} has no interface", A::TYPE_NAME)))?;
-        let mut candidates = Vec::new();
-        if let crate::wire::Outcome::Ok(bytes) = self.inner.lookup_here(name) {
-            candidates.push(bytes);
-        } else if let gossiped @ [_, ..] = &self.gossiped(name)[..] {
-            for w in gossiped {
-                candidates.push(wire::encode(w).map_err(|e| RegistryError::Failed(e.to_string()))?);
-            }
-        } else {
-            let asks: Vec<_> = self
-                .inner
-                .live_peers()
-                .into_iter()
-                .map(|p| {
-                    self.inner.request(p, |request| Traffic::Lookup {
-                        request,
-                        name: name.to_string(),
-                    })
-                })
-                .collect();
-            for ask in asks {
-                if let Ok(bytes) = ask.await {
-                    candidates.push(bytes);
-                }
-            }
-        }
-        let mut wrong = None;
-        for bytes in candidates {
-            let wire: WireRef =
-                wire::decode(&bytes).map_err(|e| RegistryError::Failed(e.to_string()))?;
-            if wire.actor_type != A::TYPE_NAME {
-                wrong = Some(wire.actor_type);
-                continue;
-            }
-            let any = self.inner.resolve(interface, &wire);
-            return any
-                .downcast::<ActorRef<A>>()
-                .map(|r| *r)
-                .map_err(|_| RegistryError::Failed("interface mismatch".into()));
-        }
-        Err(match wrong {
-            Some(found) => RegistryError::WrongType {
-                name: name.to_string(),
-                expected: A::TYPE_NAME,
-                found,
-            },
-            None => RegistryError::NotFound(name.to_string()),
-        })
     }
 
     /// Spawns an actor of type `A` on the linked node named `node`, which must have
@@ -758,10 +719,6 @@ impl Node {
     pub(crate) fn inner(&self) -> &Arc<NodeInner> {
         &self.inner
     }
-}
-
-fn registry_key(name: &str) -> String {
-    format!("reg/{name}")
 }
 
 impl NodeInner {

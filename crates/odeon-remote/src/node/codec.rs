@@ -1,9 +1,14 @@
 //! How this node writes and reads actor refs inside messages.
 //!
-//! A local actor's ref is written as this node's address and the actor's id, and the
-//! actor is *exported*: entered in the node's table so that frames can reach it. A
-//! ref read back on the actor's own node resolves to the direct local pointer; on any
-//! other node it becomes a remote ref through the link to the actor's node.
+//! A local actor's ref is written as this node's identity, the actor's id and a random
+//! export token, and the actor is *exported*: entered in the node's table under that
+//! token so that frames can reach it (a peer cannot guess a token, so it reaches only
+//! the actors it was given). A ref read back on the actor's own node resolves to the
+//! direct local pointer; on any other node it becomes a remote ref through the link to
+//! the actor's node, if that node is known here (a member, a seed, or a node linked to
+//! us). A ref carries no address: a ref to an unknown node, or to an incarnation no
+//! longer known, resolves to a dead ref (sends fail with `Unreachable`, watchers are
+//! told `NodeLost`), and nothing is dialed.
 
 use std::any::{Any, TypeId};
 use std::sync::{Arc, Weak};
@@ -35,7 +40,7 @@ impl RefCodec for NodeCodec {
             (None, Some(ep)) => ep
                 .as_any()
                 .downcast_ref::<RemoteEndpoint>()
-                .and_then(RemoteEndpoint::wire_ref)
+                .map(RemoteEndpoint::wire_ref)
                 .ok_or("a ref from another transport cannot be forwarded")?,
             (None, None) => return Err("nothing to export".into()),
         };

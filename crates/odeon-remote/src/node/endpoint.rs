@@ -16,18 +16,21 @@ use crate::wire::{Traffic, WireRef};
 pub(crate) struct RemoteEndpoint {
     pub(crate) node: Arc<NodeInner>,
     pub(crate) peer: Arc<Peer>,
+    /// The actor's id on its node: what `ActorRef::id` and `Terminated::id` say.
     pub(crate) id: u64,
+    /// Its export token there: what frames address (see [`WireRef::token`]).
+    pub(crate) token: u64,
     pub(crate) interface: &'static Interface,
 }
 
 impl RemoteEndpoint {
-    pub(crate) fn wire_ref(&self) -> Option<WireRef> {
-        Some(WireRef {
+    pub(crate) fn wire_ref(&self) -> WireRef {
+        WireRef {
             node: self.peer.id.clone(),
-            listen: self.peer.listen()?,
             id: self.id,
+            token: self.token,
             actor_type: self.interface.actor_type.to_string(),
-        })
+        }
     }
 }
 
@@ -67,7 +70,7 @@ impl Endpoint for RemoteEndpoint {
         let message = entry.wire_name.to_string();
         let traffic = match out.reply.take() {
             None => Traffic::Tell {
-                to: self.id,
+                to: self.token,
                 message,
                 payload,
             },
@@ -81,7 +84,7 @@ impl Endpoint for RemoteEndpoint {
                     },
                 );
                 Traffic::Ask {
-                    to: self.id,
+                    to: self.token,
                     request,
                     message,
                     payload,
@@ -115,11 +118,16 @@ impl Endpoint for RemoteEndpoint {
     }
 
     fn stop(&self) {
-        let _ = self.peer.send(&Traffic::Stop { to: self.id });
+        let _ = self.peer.send(&Traffic::Stop { to: self.token });
     }
 
     fn watch(&self, key: ActorId, notify: Box<dyn FnOnce(Terminated) + Send>) {
-        let k = (self.id, key.as_u64());
+        // Frames and the peer's tables name the actor by its token; the notice names it
+        // by its id, as a local watch would.
+        let id = self.id();
+        let notify: Box<dyn FnOnce(Terminated) + Send> =
+            Box::new(move |t: Terminated| notify(Terminated { id, ..t }));
+        let k = (self.token, key.as_u64());
         if self.peer.is_lost() {
             notify(Terminated {
                 id: self.id(),
@@ -131,7 +139,7 @@ impl Endpoint for RemoteEndpoint {
         if self
             .peer
             .send(&Traffic::Watch {
-                to: self.id,
+                to: self.token,
                 key: key.as_u64(),
             })
             .is_err()
@@ -149,30 +157,30 @@ impl Endpoint for RemoteEndpoint {
             .state
             .lock()
             .watches
-            .remove(&(self.id, key.as_u64()));
+            .remove(&(self.token, key.as_u64()));
         let _ = self.peer.send(&Traffic::Unwatch {
-            to: self.id,
+            to: self.token,
             key: key.as_u64(),
         });
     }
 
     fn link(&self, from: ActorId) {
         let _ = self.peer.send(&Traffic::Link {
-            to: self.id,
+            to: self.token,
             from: from.as_u64(),
         });
     }
 
     fn unlink(&self, from: ActorId) {
         let _ = self.peer.send(&Traffic::Unlink {
-            to: self.id,
+            to: self.token,
             from: from.as_u64(),
         });
     }
 
     fn link_failed(&self, from: ActorId) {
         let _ = self.peer.send(&Traffic::LinkFailed {
-            to: self.id,
+            to: self.token,
             from: from.as_u64(),
         });
     }

@@ -24,8 +24,10 @@ mod api;
 mod codec;
 mod dispatch;
 mod endpoint;
+mod incarnation;
 mod link;
 mod peer;
+mod registry;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -83,9 +85,11 @@ pub(crate) fn link_heartbeat(own: Duration, asked: Option<Duration>) -> Duration
     }
 }
 
-/// A local actor reachable from other nodes.
+/// A local actor reachable from other nodes, under a random token.
 #[derive(Clone)]
 pub(crate) struct Export {
+    /// The actor's id (its identity on this node; the token is its address).
+    pub(crate) id: u64,
     pub(crate) interface: &'static Interface,
     pub(crate) target: Arc<dyn Any + Send + Sync>,
 }
@@ -96,6 +100,26 @@ type SpawnFn = fn(
     &(dyn odeon::remote::RefCodec + 'static),
 ) -> Result<Box<dyn Any + Send>, String>;
 
+/// The export table: a token is handed out once per actor and lives until it stops.
+#[derive(Default)]
+pub(crate) struct Exports {
+    by_token: HashMap<u64, Export>,
+    tokens: HashMap<u64, u64>,
+}
+
+/// A fresh export token: 64 random bits from the OS, so that a peer cannot reach an
+/// actor whose ref it was never given by guessing (ids are sequential; tokens are not).
+fn fresh_token(taken: &HashMap<u64, Export>) -> Result<u64, String> {
+    loop {
+        let mut b = [0u8; 8];
+        getrandom::fill(&mut b).map_err(|e| format!("no randomness for an export token: {e}"))?;
+        let token = u64::from_le_bytes(b);
+        if token != 0 && !taken.contains_key(&token) {
+            return Ok(token);
+        }
+    }
+}
+
 pub(crate) struct NodeInner {
     pub(crate) me: NodeId,
     pub(crate) listen: SocketAddr,
@@ -104,7 +128,9 @@ pub(crate) struct NodeInner {
     pub(crate) io: tokio::runtime::Handle,
     pub(crate) settings: Settings,
     peers: Mutex<HashMap<NodeId, Arc<Peer>>>,
-    exports: Mutex<HashMap<u64, Export>>,
+    /// Exported actors by token, and each exported actor's token by actor id.
+    exports: Mutex<Exports>,
+    /// Registered names → tokens.
     names: Mutex<HashMap<String, u64>>,
     spawnables: HashMap<&'static str, (SpawnFn, &'static Interface)>,
     next_request: AtomicU64,
@@ -123,6 +149,13 @@ impl NodeInner {
 
     pub(crate) fn next_request(&self) -> u64 {
         self.next_request.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The live peer `id`, if this node knows it: a member gossip reported, a seed, or
+    /// a node that linked to us. Refs read from messages resolve only through this, so
+    /// that a ref cannot make this node dial an address it was not told by membership.
+    pub(crate) fn known_peer(&self, id: &NodeId) -> Option<Arc<Peer>> {
+        self.peers.lock().get(id).filter(|p| !p.is_lost()).cloned()
     }
 
     /// The peer `id`, started (and dialing `listen`) if it is new or was lost.
@@ -192,18 +225,20 @@ impl NodeInner {
         }
     }
 
-    /// Stops our actor `to`: its linked actor `from` on another node failed or was lost.
+    /// Stops our actor exported as `to`: its linked actor `from` on another node failed
+    /// or was lost.
     pub(crate) fn break_link(&self, to: u64, from: u64) {
         if let Some(e) = self.export(to) {
             (e.interface.ops.stop_linked)(&*e.target, odeon::ActorId::from_u64(from));
         }
     }
 
-    pub(crate) fn export(&self, id: u64) -> Option<Export> {
-        self.exports.lock().get(&id).cloned()
+    /// The actor exported under `token`.
+    pub(crate) fn export(&self, token: u64) -> Option<Export> {
+        self.exports.lock().by_token.get(&token).cloned()
     }
 
-    /// Makes a local actor reachable by id, until it stops.
+    /// Makes a local actor reachable by a random token, until it stops.
     pub(crate) fn export_local(
         self: &Arc<Self>,
         interface: &'static Interface,
@@ -213,16 +248,22 @@ impl NodeInner {
             .ok_or("the ref does not match its interface")?
             .into();
         let id = (interface.ops.id)(&*target).ok_or("the ref does not match its interface")?;
-        let fresh = {
+        let (token, fresh) = {
             let mut exports = self.exports.lock();
-            match exports.entry(id) {
-                std::collections::hash_map::Entry::Occupied(_) => false,
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(Export {
-                        interface,
-                        target: target.clone(),
-                    });
-                    true
+            match exports.tokens.get(&id) {
+                Some(token) => (*token, false),
+                None => {
+                    let token = fresh_token(&exports.by_token)?;
+                    exports.tokens.insert(id, token);
+                    exports.by_token.insert(
+                        token,
+                        Export {
+                            id,
+                            interface,
+                            target: target.clone(),
+                        },
+                    );
+                    (token, true)
                 }
             }
         };
@@ -233,16 +274,20 @@ impl NodeInner {
                 &*target,
                 Box::new(move |_| {
                     if let Some(node) = node.upgrade() {
-                        node.exports.lock().remove(&id);
-                        node.names.lock().retain(|_, v| *v != id);
+                        {
+                            let mut exports = node.exports.lock();
+                            exports.by_token.remove(&token);
+                            exports.tokens.remove(&id);
+                        }
+                        node.names.lock().retain(|_, v| *v != token);
                     }
                 }),
             );
         }
         Ok(WireRef {
             node: self.me.clone(),
-            listen: self.listen,
             id,
+            token,
             actor_type: interface.actor_type.to_string(),
         })
     }
@@ -253,41 +298,45 @@ impl NodeInner {
         interface: &'static Interface,
         wire: &WireRef,
     ) -> Box<dyn Any + Send> {
-        if wire.node == self.me {
-            if let Some(e) = self.export(wire.id)
+        let peer = if wire.node == self.me {
+            if let Some(e) = self.export(wire.token)
+                && e.id == wire.id
                 && e.interface.type_id == interface.type_id
             {
                 return (interface.ops.clone_ref)(&*e.target);
             }
-            // Our own actor, no longer exported: it stopped. A ref that refuses sends.
-            let dead = Peer::detached(wire.node.clone());
-            return (interface.ops.from_endpoint)(Arc::new(RemoteEndpoint {
-                node: self.clone(),
-                peer: dead,
-                id: wire.id,
-                interface,
-            }));
-        }
-        let peer = self.peer(&wire.node, Some(wire.listen));
+            // Our own actor, no longer exported (it stopped), or a forged token.
+            None
+        } else {
+            self.known_peer(&wire.node)
+        };
+        let peer = peer.unwrap_or_else(|| {
+            if wire.node != self.me {
+                tracing::debug!(node = %wire.node, "a ref to a node this node does not know: dead");
+            }
+            // A ref that refuses sends and reports its actor's node lost to watchers.
+            Peer::detached(wire.node.clone())
+        });
         (interface.ops.from_endpoint)(Arc::new(RemoteEndpoint {
             node: self.clone(),
             peer,
             id: wire.id,
+            token: wire.token,
             interface,
         }))
     }
 
     fn lookup_here(&self, name: &str) -> Outcome {
-        let Some(id) = self.names.lock().get(name).copied() else {
+        let Some(token) = self.names.lock().get(name).copied() else {
             return Outcome::Failed(WireFailure::Rejected(format!("no actor named {name:?}")));
         };
-        let Some(e) = self.export(id) else {
+        let Some(e) = self.export(token) else {
             return Outcome::Failed(WireFailure::Stopped);
         };
         let wire = WireRef {
             node: self.me.clone(),
-            listen: self.listen,
-            id,
+            id: e.id,
+            token,
             actor_type: e.interface.actor_type.to_string(),
         };
         match crate::wire::encode(&wire) {

@@ -6,14 +6,25 @@
 //! 2. [`tls`] (optional, [`LinkConfig::with_tls`]): mutual TLS over the TCP connection;
 //!    both sides present a certificate from the cluster's CA and both verify.
 //! 3. [`handshake`]: a connection becomes a [`Link`] only after both sides proved they
-//!    know the cluster secret (inside the TLS stream when TLS is on).
+//!    know the cluster secret (SPAKE2 and key confirmation, inside the TLS stream when
+//!    TLS is on).
 //! 4. [`Listener`]: accepts connections forever. Each connection's TLS step and
-//!    handshake run on its own task under a deadline, so a peer that sends garbage, no
-//!    or the wrong certificate, the wrong secret, or nothing at all is refused, logged
-//!    and counted ([`ListenerStats`]) while every other connection goes on being
-//!    served.
+//!    handshake run on its own task under one deadline, so a peer that sends garbage,
+//!    no or the wrong certificate, the wrong secret, or nothing at all is refused and
+//!    counted ([`ListenerStats`]) while every other connection goes on being served.
+//!
+//! # Bounded unauthenticated work
+//! Strangers can open connections at will, so what each one costs is bounded: at most
+//! [`LinkConfig::max_pending_handshakes`] handshakes run at once (a connection beyond
+//! that is closed at once and counted as shed), each within
+//! [`LinkConfig::handshake_timeout`]; a failing `accept` (out of file descriptors)
+//! pauses the loop with a growing delay instead of spinning; and the warnings for all
+//! of these are rate-limited ([`defaults::WARN_INTERVAL`]), the counters exact. A
+//! stranger who keeps the cap full delays new links (they are retried with backoff)
+//! but gets no further.
 
 pub mod handshake;
+mod secret;
 mod stream;
 pub mod tls;
 
@@ -23,12 +34,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::defaults;
+use crate::throttle::LogThrottle;
 use crate::wire::NodeId;
-pub use handshake::{HandshakeError, Secret};
+pub use handshake::HandshakeError;
+pub use secret::Secret;
 pub use stream::{LinkReader, LinkWriter};
 pub use tls::{TlsConfig, TlsConfigError};
 
@@ -37,8 +50,12 @@ pub use tls::{TlsConfig, TlsConfigError};
 pub struct LinkConfig {
     /// The cluster secret both sides must prove they know.
     pub secret: Secret,
-    /// The deadline of each handshake step.
+    /// The deadline of a link's whole opening (TLS, then the SPAKE2 handshake).
     pub handshake_timeout: Duration,
+    /// How many handshakes a listener runs at once (default
+    /// [`defaults::MAX_PENDING_HANDSHAKES`]); a connection accepted beyond that is
+    /// closed at once. At least 1.
+    pub max_pending_handshakes: usize,
     /// The largest frame accepted from an authenticated peer. Unit: bytes.
     pub max_frame: usize,
     /// Mutual TLS under the handshake; `None` (the default) for plain TCP. Both ends of
@@ -52,6 +69,7 @@ impl LinkConfig {
         Self {
             secret,
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
+            max_pending_handshakes: defaults::MAX_PENDING_HANDSHAKES,
             max_frame: defaults::MAX_FRAME,
             tls: None,
         }
@@ -75,11 +93,13 @@ impl Link {
     }
 }
 
-/// Counts of what a listener did, for logs and tests.
+/// Counts of what a listener did, for metrics and tests.
 #[derive(Debug, Default)]
 pub struct ListenerStats {
     accepted: AtomicU64,
     refused: AtomicU64,
+    shed: AtomicU64,
+    accept_errors: AtomicU64,
 }
 
 impl ListenerStats {
@@ -88,9 +108,21 @@ impl ListenerStats {
         self.accepted.load(Ordering::Relaxed)
     }
 
-    /// Connections refused or dropped during the handshake.
+    /// Connections refused or dropped during the handshake (wrong secret, garbage,
+    /// TLS failures, timeouts).
     pub fn refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)
+    }
+
+    /// Connections closed at once because [`LinkConfig::max_pending_handshakes`]
+    /// handshakes were already running.
+    pub fn shed(&self) -> u64 {
+        self.shed.load(Ordering::Relaxed)
+    }
+
+    /// Times `accept` itself failed (for example, out of file descriptors).
+    pub fn accept_errors(&self) -> u64 {
+        self.accept_errors.load(Ordering::Relaxed)
     }
 }
 
@@ -151,20 +183,59 @@ async fn accept_loop(
     tx: mpsc::Sender<(Link, SocketAddr)>,
     stats: Arc<ListenerStats>,
 ) {
+    let pending = Arc::new(Semaphore::new(config.max_pending_handshakes.max(1)));
+    let refusals = Arc::new(LogThrottle::new(defaults::WARN_INTERVAL));
+    let (shedding, failing) = (
+        LogThrottle::new(defaults::WARN_INTERVAL),
+        LogThrottle::new(defaults::WARN_INTERVAL),
+    );
+    let mut backoff = defaults::MIN_ACCEPT_BACKOFF;
     loop {
         let (stream, addr) = match socket.accept().await {
-            Ok(pair) => pair,
+            Ok(pair) => {
+                backoff = defaults::MIN_ACCEPT_BACKOFF;
+                pair
+            }
             Err(e) => {
-                // Per-connection accept errors (EMFILE, ECONNABORTED) must not end the loop.
-                tracing::warn!(error = %e, "accept failed");
-                tokio::time::sleep(Duration::from_millis(10)).await;
+                // Accept errors (EMFILE, ENFILE, ECONNABORTED) must not end the loop, nor
+                // spin it: with no descriptor left, accept fails at once every time.
+                stats.accept_errors.fetch_add(1, Ordering::Relaxed);
+                if let Some(suppressed) = failing.admit() {
+                    tracing::warn!(error = %e, suppressed, ?backoff, "accept failed; pausing");
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(defaults::MAX_ACCEPT_BACKOFF);
                 continue;
             }
         };
+        let Ok(permit) = pending.clone().try_acquire_owned() else {
+            // Closed at once: the dialer sees a reset and, if it is a node, retries
+            // with backoff.
+            stats.shed.fetch_add(1, Ordering::Relaxed);
+            if let Some(suppressed) = shedding.admit() {
+                tracing::warn!(
+                    %addr,
+                    suppressed,
+                    max = config.max_pending_handshakes,
+                    "too many pending handshakes; connection closed"
+                );
+            }
+            drop(stream);
+            continue;
+        };
         let _ = stream.set_nodelay(true);
-        let (me, config, tx, stats) = (me.clone(), config.clone(), tx.clone(), stats.clone());
+        let (me, config, tx, stats, refusals) = (
+            me.clone(),
+            config.clone(),
+            tx.clone(),
+            stats.clone(),
+            refusals.clone(),
+        );
         tokio::spawn(async move {
-            match open_accepted(stream, &me, &config).await {
+            let opened = open_accepted(stream, &me, &config).await;
+            // The handshake is over: the slot is free before the link is handed on.
+            drop(permit);
+            match opened {
                 Ok(link) => {
                     stats.accepted.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(peer = %link.peer, %addr, "link accepted");
@@ -172,39 +243,45 @@ async fn accept_loop(
                 }
                 Err(e) => {
                     stats.refused.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(%addr, error = %e, "connection refused during the handshake");
+                    if let Some(suppressed) = refusals.admit() {
+                        tracing::warn!(%addr, error = %e, suppressed, "connection refused during the handshake");
+                    } else {
+                        tracing::debug!(%addr, error = %e, "connection refused during the handshake");
+                    }
                 }
             }
         });
     }
 }
 
-/// TLS (when configured), then the handshake as the listening side.
+/// TLS (when configured), then the handshake as the listening side, all within the
+/// handshake deadline.
 async fn open_accepted(
     stream: TcpStream,
     me: &NodeId,
     config: &LinkConfig,
 ) -> Result<Link, HandshakeError> {
-    let (read, write) = match &config.tls {
-        None => stream::tcp(stream),
-        Some(tls) => stream::tls(tls.accept(stream, config.handshake_timeout).await?),
+    let deadline = config.handshake_timeout;
+    let open = async {
+        let (read, write) = match &config.tls {
+            None => stream::tcp(stream),
+            Some(tls) => stream::tls(tls.accept(stream).await?),
+        };
+        // The deadline is the outer one; the handshake's own is only a backstop.
+        handshake::accept(read, write, me, &config.secret, deadline, config.max_frame).await
     };
-    handshake::accept(
-        read,
-        write,
-        me,
-        &config.secret,
-        config.handshake_timeout,
-        config.max_frame,
-    )
-    .await
+    tokio::time::timeout(deadline, open)
+        .await
+        .map_err(|_| HandshakeError::Timeout(deadline))?
 }
 
 /// Dials `addr` and opens an authenticated link (over TLS when `config.tls` is set).
 ///
 /// # Errors
-/// The connect error, [`HandshakeError::Tls`] when the TLS handshake failed, or why
-/// the HMAC handshake failed.
+/// The connect error, [`HandshakeError::Tls`] when the TLS handshake failed,
+/// [`HandshakeError::PeerUsesTls`] or [`HandshakeError::PeerUsesPlaintext`] when one
+/// side has TLS and the other not, or why the SPAKE2 handshake failed
+/// ([`HandshakeError::NotAuthenticated`] for another secret).
 pub async fn connect(
     addr: SocketAddr,
     me: &NodeId,

@@ -1,9 +1,9 @@
-//! Optional mutual TLS under the HMAC handshake (rustls, `ring` provider).
+//! Optional mutual TLS under the SPAKE2 handshake (rustls, `ring` provider).
 //!
 //! With a [`TlsConfig`] in [`LinkConfig::tls`](super::LinkConfig::tls), a link is
-//! TCP → TLS 1.3 → the HMAC handshake of [`handshake`](super::handshake) inside the TLS
-//! stream. TLS gives the traffic confidentiality and integrity, and ties each end to a
-//! certificate from the cluster's CA; the HMAC handshake still proves knowledge of the
+//! TCP → TLS 1.3 → the SPAKE2 handshake of [`handshake`](super::handshake) inside the
+//! TLS stream. TLS gives the traffic confidentiality and integrity, and ties each end to a
+//! certificate from the cluster's CA; the SPAKE2 handshake still proves knowledge of the
 //! cluster secret, so a stolen certificate alone does not let anyone join (nor does the
 //! secret alone).
 //!
@@ -20,7 +20,7 @@
 //!   [`TlsConfig::with_server_name`]: every node's certificate must carry that name as a
 //!   subject alternative name (`DNS:odeon`). Links are opened by address, not by node
 //!   name, so a per-node name could not be checked here; *which* node is at the other
-//!   end is what the HMAC handshake then establishes.
+//!   end is what the SPAKE2 handshake then establishes.
 //! - The listener checks the dialer's chain, validity dates and key usage; it does not
 //!   look at the dialer's names.
 //! - Keys may be PKCS#8, PKCS#1 (RSA) or SEC1 (EC) PEM; certificates are X.509 PEM.
@@ -63,6 +63,8 @@ use tokio_rustls::rustls::{self, ClientConfig, RootCertStore, ServerConfig};
 use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
 
 use super::HandshakeError;
+use super::handshake::{self, HANDSHAKE_MAX_FRAME};
+use crate::wire::FrameWriter;
 
 /// Why a [`TlsConfig`] could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -218,16 +220,24 @@ impl TlsConfig {
         self.server_name.to_str().into_owned()
     }
 
-    /// TLS as the listening side, under `deadline`.
+    /// TLS as the listening side (the caller bounds it in time).
+    ///
+    /// A plaintext odeon peer is told so in a plaintext `Refused` it can read, and the
+    /// error says so too, rather than both sides reporting garbage.
     pub(crate) async fn accept(
         &self,
-        stream: TcpStream,
-        deadline: Duration,
+        mut stream: TcpStream,
     ) -> Result<TlsStream<TcpStream>, HandshakeError> {
-        let accept = TlsAcceptor::from(self.server.clone()).accept(stream);
-        let stream = tokio::time::timeout(deadline, accept)
+        let mut first = [0u8; 1];
+        // A TLS client starts with a handshake record (content type 22); a plaintext
+        // odeon dialer with a frame whose length prefix begins with a zero byte.
+        if stream.peek(&mut first).await.map_err(HandshakeError::Tls)? == 1 && first[0] == 0 {
+            let mut writer = FrameWriter::new(&mut stream, HANDSHAKE_MAX_FRAME);
+            return Err(handshake::refuse(&mut writer, HandshakeError::PeerUsesPlaintext).await);
+        }
+        let stream = TlsAcceptor::from(self.server.clone())
+            .accept(stream)
             .await
-            .map_err(|_| HandshakeError::Timeout(deadline))?
             .map_err(HandshakeError::Tls)?;
         Ok(stream.into())
     }
@@ -243,9 +253,29 @@ impl TlsConfig {
         let stream = tokio::time::timeout(deadline, connect)
             .await
             .map_err(|_| HandshakeError::Timeout(deadline))?
-            .map_err(HandshakeError::Tls)?;
+            .map_err(|e| {
+                if sent_plaintext(&e) {
+                    HandshakeError::PeerUsesPlaintext
+                } else {
+                    HandshakeError::Tls(e)
+                }
+            })?;
         Ok(stream.into())
     }
+}
+
+/// Whether a TLS client's error says the server answered with something that is not a
+/// TLS record at all: what a plaintext odeon node sends (a frame whose first byte, the
+/// top of its length prefix, is no TLS content type).
+fn sent_plaintext(e: &std::io::Error) -> bool {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|inner| {
+            matches!(
+                inner,
+                rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
+            )
+        })
 }
 
 fn certificates(

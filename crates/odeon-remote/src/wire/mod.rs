@@ -8,17 +8,19 @@
 //! 3. The schema. Version [`PROTOCOL_VERSION`]; a peer with another version is refused
 //!    during the handshake, before anything else is decoded.
 //!
-//! # Schema, version 1
+//! # Schema, version 2
 //! [`Handshake`], in the order a link opens (see `transport/handshake.rs` for the
 //! protocol and its security argument):
-//! - `Hello { version, from, nonce }`: the dialer's protocol version, identity and a
-//!   fresh 32-byte random nonce.
-//! - `Challenge { from, nonce, proof }`: the listener's identity, its own nonce, and its
-//!   proof `HMAC-SHA256(secret, "odeon/listener" ‖ both nonces ‖ both identities)`.
-//! - `Proof { proof }`: the dialer's proof, the same MAC under the label
-//!   `"odeon/dialer"`.
-//! - `Welcome`: the link is open.
+//! - `Hello { version, from, spake }`: the dialer's protocol version, identity and its
+//!   SPAKE2 message (symmetric mode, Ed25519 group, 33 bytes).
+//! - `Reply { from, spake }`: the listener's identity and its SPAKE2 message.
+//! - `Confirm { mac }`: the dialer's key confirmation, an HMAC of the transcript under
+//!   a key derived from the SPAKE2 shared key.
+//! - `Welcome { mac }`: the listener's key confirmation; the link is open.
 //! - `Refused { reason }`: either side, then the connection closes.
+//!
+//! Version 1 (an HMAC challenge–response keyed by the secret itself) let anyone who
+//! opened one connection test guesses of the secret offline; version 2 does not.
 
 pub mod frame;
 pub mod traffic;
@@ -29,7 +31,7 @@ pub use frame::{FrameReader, FrameWriter};
 pub use traffic::{Outcome, Traffic, WireFailure, WireRef, WireStopReason};
 
 /// The protocol version this build speaks.
-pub const PROTOCOL_VERSION: u16 = 1;
+pub const PROTOCOL_VERSION: u16 = 2;
 
 /// The most bytes a node name may have.
 pub const MAX_NAME: usize = 255;
@@ -66,7 +68,7 @@ impl std::fmt::Display for NodeId {
     }
 }
 
-/// A nonce or a MAC: 32 bytes.
+/// A MAC or a key: 32 bytes.
 pub type Bytes32 = [u8; 32];
 
 /// The messages that open a link (schema above).
@@ -78,30 +80,62 @@ pub enum Handshake {
         version: u16,
         /// Who is dialing.
         from: NodeId,
-        /// Fresh random bytes from the dialer.
-        nonce: Bytes32,
+        /// The dialer's SPAKE2 message (a `Vec` because serde stops at 32-byte arrays;
+        /// anything but 33 bytes is refused).
+        spake: Vec<u8>,
     },
     /// 2. Listener to dialer.
-    Challenge {
+    Reply {
         /// Who is listening.
         from: NodeId,
-        /// Fresh random bytes from the listener.
-        nonce: Bytes32,
-        /// The listener's proof that it knows the secret.
-        proof: Bytes32,
+        /// The listener's SPAKE2 message.
+        spake: Vec<u8>,
     },
-    /// 3. Dialer to listener.
-    Proof {
-        /// The dialer's proof that it knows the secret.
-        proof: Bytes32,
+    /// 3. Dialer to listener: the dialer's key confirmation.
+    Confirm {
+        /// HMAC of the transcript under the dialer's confirmation key.
+        mac: Bytes32,
     },
-    /// 4. Listener to dialer: authenticated.
-    Welcome,
+    /// 4. Listener to dialer: the listener's key confirmation; the link is open.
+    Welcome {
+        /// HMAC of the transcript under the listener's confirmation key.
+        mac: Bytes32,
+    },
     /// Either side: the link will not open, and why.
     Refused {
-        /// A human-readable reason (never secret material).
-        reason: String,
+        /// Why (never secret material).
+        reason: Refusal,
     },
+}
+
+/// Why a side refused to open a link, as sent in [`Handshake::Refused`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Refusal {
+    /// The peer's key confirmation was wrong: it does not know the cluster secret.
+    NotAuthenticated,
+    /// The refusing side speaks another protocol version.
+    Version {
+        /// The refusing side's [`PROTOCOL_VERSION`].
+        ours: u16,
+    },
+    /// The refusing side is configured for TLS and was sent plaintext.
+    TlsRequired,
+    /// The refusing side is configured for plaintext and was sent TLS.
+    PlaintextOnly,
+    /// Anything else (a malformed or unexpected message), in words.
+    Other(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::NotAuthenticated => f.write_str("authentication failed"),
+            Refusal::Version { ours } => write!(f, "the peer speaks protocol version {ours}"),
+            Refusal::TlsRequired => f.write_str("the peer requires TLS"),
+            Refusal::PlaintextOnly => f.write_str("the peer is configured for plaintext"),
+            Refusal::Other(why) => f.write_str(why),
+        }
+    }
 }
 
 /// What can go wrong below the actor layer. Every variant is a reason to close the
@@ -169,17 +203,22 @@ mod tests {
             Handshake::Hello {
                 version: PROTOCOL_VERSION,
                 from: id.clone(),
-                nonce: [1; 32],
+                spake: vec![1; 33],
             },
-            Handshake::Challenge {
+            Handshake::Reply {
                 from: id,
-                nonce: [2; 32],
-                proof: [3; 32],
+                spake: vec![2; 33],
             },
-            Handshake::Proof { proof: [4; 32] },
-            Handshake::Welcome,
+            Handshake::Confirm { mac: [3; 32] },
+            Handshake::Welcome { mac: [4; 32] },
             Handshake::Refused {
-                reason: "no".into(),
+                reason: Refusal::NotAuthenticated,
+            },
+            Handshake::Refused {
+                reason: Refusal::Version { ours: 1 },
+            },
+            Handshake::Refused {
+                reason: Refusal::Other("no".into()),
             },
         ] {
             assert_eq!(decode::<Handshake>(&encode(&m).unwrap()).unwrap(), m);
@@ -188,7 +227,7 @@ mod tests {
 
     #[test]
     fn trailing_bytes_are_malformed() {
-        let mut bytes = encode(&Handshake::Welcome).unwrap();
+        let mut bytes = encode(&Handshake::Confirm { mac: [0; 32] }).unwrap();
         bytes.push(0);
         assert!(matches!(
             decode::<Handshake>(&bytes),

@@ -1,7 +1,7 @@
 //! What crosses an open link: the node-to-node protocol after the handshake.
 //!
-//! Every frame is one [`Traffic`] value. Actors are named by their id on the node that
-//! hosts them; message and actor types by their stable wire names (see
+//! Every frame is one [`Traffic`] value. Actors are addressed by their export token on
+//! the node that hosts them (a random number: see [`WireRef::token`]); message and actor types by their stable wire names (see
 //! [`remote_actor!`](crate::remote_actor)), never by Rust type names, so two builds
 //! agree as long as the names do.
 
@@ -47,7 +47,7 @@ pub enum Traffic {
     Duplicate,
     /// A one-way message.
     Tell {
-        /// The target's id on this node.
+        /// The target's export token on this node ([`WireRef::token`]).
         to: u64,
         /// The message's wire name.
         message: String,
@@ -56,7 +56,7 @@ pub enum Traffic {
     },
     /// A request; answered by exactly one [`Traffic::Reply`] with the same `request`.
     Ask {
-        /// The target's id on this node.
+        /// The target's export token on this node ([`WireRef::token`]).
         to: u64,
         /// Chosen by the asking node, unique among its pending requests to this node.
         request: u64,
@@ -74,7 +74,7 @@ pub enum Traffic {
     },
     /// Stop the actor.
     Stop {
-        /// The target's id on this node.
+        /// The target's export token on this node ([`WireRef::token`]).
         to: u64,
     },
     /// Tell the sender when the actor stops (a [`Traffic::Terminated`] with `key`).
@@ -183,15 +183,22 @@ pub enum WireStopReason {
     Shutdown,
 }
 
-/// An actor ref on the wire: enough to reach the actor from any node.
+/// An actor ref on the wire: enough to reach the actor from any node of the cluster.
+///
+/// It carries no address: a node reaches the actor's node through the address
+/// membership (or its own link to that node) gives, so a ref inside a message cannot
+/// make a node dial anywhere. A ref to a node the receiver does not know resolves to a
+/// dead ref.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct WireRef {
     /// The node hosting the actor.
     pub node: NodeId,
-    /// That node's listen address.
-    pub listen: SocketAddr,
-    /// The actor's id on that node.
+    /// The actor's id on that node: its identity (`ActorRef::id`), not an address.
     pub id: u64,
+    /// The random token under which the node exported the actor, drawn from the OS
+    /// when the actor is first exported. Frames address the actor by it, so a peer
+    /// can reach only the actors it was given a ref to (or looked up by name).
+    pub token: u64,
     /// The actor type's wire name.
     pub actor_type: String,
 }

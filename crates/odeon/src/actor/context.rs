@@ -187,7 +187,8 @@ impl<A: Actor> Context<A> {
         }
     }
 
-    /// Stops this actor once the current message is handled.
+    /// Stops this actor once the current message is handled (for an async handler: once
+    /// its future completes).
     pub fn stop(&mut self) {
         self.stop = Some(Box::new(StopReason::Normal));
     }
@@ -226,10 +227,17 @@ impl<A: Actor> Context<A> {
         (sup, out)
     }
 
-    pub(crate) fn stop_children(&mut self) {
+    /// Stops the children, or kills them if this actor is being killed.
+    pub(crate) fn stop_children(&mut self, kill: bool) {
         if let Some(m) = self.more.as_mut() {
-            m.children.stop_all(&StopReason::ParentStopped);
+            m.children.stop_all(&StopReason::ParentStopped, kill);
         }
+    }
+
+    /// Whether this actor is being killed rather than stopped (its supervised children
+    /// are then killed too).
+    pub(crate) fn is_killed(&self) -> bool {
+        self.cell().is_killed()
     }
 
     /// Delivers a [`Terminated`] to this actor when `other` stops (at once if it already
@@ -240,9 +248,8 @@ impl<A: Actor> Context<A> {
         A: Handler<Terminated>,
     {
         let me = self.cell_arc();
-        let notify: Box<dyn FnOnce(Terminated) + Send> = Box::new(move |t| {
-            let _ = me.send::<Terminated, crate::marker::Sync>(t, None);
-        });
+        // A notice, not a tell: a full bounded mailbox must not lose it (guarantee 7).
+        let notify: Box<dyn FnOnce(Terminated) + Send> = Box::new(move |t| me.send_notice(t));
         match other.local() {
             Some(cell) => cell.add_watcher(self.id(), notify),
             None => {

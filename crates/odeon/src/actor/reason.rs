@@ -26,6 +26,9 @@ pub enum StopReason {
     ParentStopped,
     /// The system shut down.
     Shutdown,
+    /// Killed by [`ActorRef::kill`](crate::ActorRef::kill): the handler it was awaiting,
+    /// if any, was cancelled. Not a failure, like [`StopReason::Normal`].
+    Killed,
     /// Its node left the cluster or stopped answering (seen from another node).
     NodeLost,
 }
@@ -54,6 +57,7 @@ impl fmt::Display for StopReason {
             StopReason::Restarting => f.write_str("restarting"),
             StopReason::ParentStopped => f.write_str("parent stopped"),
             StopReason::Shutdown => f.write_str("system shut down"),
+            StopReason::Killed => f.write_str("killed"),
             StopReason::NodeLost => f.write_str("its node was lost"),
         }
     }

@@ -1,8 +1,17 @@
 //! How an actor stops, fails, restarts and is collected.
 //!
+//! # Stop and kill
+//! A stop request (`ActorRef::stop`, a parent's stop, a link's failure, shutdown) is
+//! seen by the turn between two messages: the message being handled, including an
+//! async handler that is awaiting, runs to completion first. A kill (`ActorRef::kill`,
+//! or shutdown once its grace is over) also wakes a parked async handler, whose turn
+//! then drops its future mid-await, and kills the actor's children rather than
+//! stopping them. Neither can interrupt a synchronous handler.
+//!
 //! # Stopping (always on the actor's own turn)
-//! 1. Drop a pending async handler (it borrows the state).
-//! 2. `stopping` hook, then stop children and cancel timers.
+//! 1. Drop a pending async handler (only a kill gets here with one: it borrows the
+//!    state).
+//! 2. `stopping` hook, then stop (or, if killed, kill) children and cancel timers.
 //! 3. `stopped(reason)` hook, then drop the state. A panic in a hook is logged, never
 //!    propagated.
 //! 4. Under the `ctl` lock: set `STOPPED`, record the reason, take watchers and links.
@@ -23,7 +32,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::turn::panic_message;
-use super::{Cell, IDLE, Phase, STOP_REQUESTED, STOPPED};
+use super::{Cell, IDLE, KILL_REQUESTED, Phase, STOP_REQUESTED, STOPPED};
 use crate::mailbox::node::Header;
 use crate::scheduler::RunOutcome;
 use crate::{Actor, ActorId, StopReason, Terminated};
@@ -32,8 +41,12 @@ use crate::{Actor, ActorId, StopReason, Terminated};
 pub(crate) trait AnyCell: Send + Sync {
     fn id(&self) -> ActorId;
     fn is_stopped(&self) -> bool;
-    /// Stops the actor after its current message.
+    /// Stops the actor after its current message (an awaiting async handler finishes
+    /// first).
     fn request_stop(&self, reason: StopReason);
+    /// Stops the actor as soon as possible: a pending async handler is dropped
+    /// mid-await, and children are killed too.
+    fn kill(&self, reason: StopReason);
     /// Replaces the state with a fresh one from the supervisor's factory.
     fn restart(&self);
     fn remove_link(&self, peer: ActorId);
@@ -77,7 +90,7 @@ impl<A: Actor> Cell<A> {
                 guarded(self.id, "stopping", || actor.stopping(cx));
             }
         }
-        cx.stop_children();
+        cx.stop_children(self.is_killed());
         cx.cancel_timers();
         if let Some(mut actor) = state.take() {
             guarded(self.id, "stopped", || {
@@ -193,9 +206,31 @@ impl<A: Actor> Cell<A> {
         state.started(cx);
     }
 
-    pub(crate) fn poke(&self) {
+    /// Whether a kill was requested (then children are killed, not stopped).
+    pub(crate) fn is_killed(&self) -> bool {
+        self.flags.load(Ordering::Acquire) & KILL_REQUESTED != 0
+    }
+
+    /// Records a stop (or kill) request; the first reason given wins.
+    fn request(&self, reason: StopReason, bits: u8) {
+        {
+            let mut ctl = self.ctl.lock();
+            if Cell::is_stopped(self) {
+                return;
+            }
+            let c = ctl.get_or_insert_with(Default::default);
+            if c.stop_reason.is_none() {
+                c.stop_reason = Some(reason);
+            }
+            self.flags.fetch_or(bits, Ordering::AcqRel);
+        }
+        // An idle actor is scheduled by this signal and stops on that turn. An actor
+        // parked in an async handler is not (its mailbox stays unmarked): a stop waits
+        // for the handler to finish, and only a kill wakes the turn to cancel it.
         self.signal(|_| {});
-        self.wake_turn();
+        if bits & KILL_REQUESTED != 0 {
+            self.wake_turn();
+        }
     }
 }
 
@@ -209,18 +244,11 @@ impl<A: Actor> AnyCell for Cell<A> {
     }
 
     fn request_stop(&self, reason: StopReason) {
-        {
-            let mut ctl = self.ctl.lock();
-            if Cell::is_stopped(self) {
-                return;
-            }
-            let c = ctl.get_or_insert_with(Default::default);
-            if c.stop_reason.is_none() {
-                c.stop_reason = Some(reason);
-            }
-            self.flags.fetch_or(STOP_REQUESTED, Ordering::AcqRel);
-        }
-        self.poke();
+        self.request(reason, STOP_REQUESTED);
+    }
+
+    fn kill(&self, reason: StopReason) {
+        self.request(reason, STOP_REQUESTED | KILL_REQUESTED);
     }
 
     fn restart(&self) {

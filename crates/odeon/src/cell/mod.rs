@@ -41,7 +41,7 @@ pub(crate) use lifecycle::AnyCell;
 pub use spawn::SpawnOptions;
 pub(crate) use spawn::spawn;
 
-use crate::mailbox::node::{Header, PendingFuture, message_node, signal_node};
+use crate::mailbox::node::{Header, PendingFuture, message_node, notice_vtable, signal_node};
 use crate::mailbox::queue::{Head, Push, Queue};
 use crate::refs::ask::ReplyTo;
 use crate::scheduler::{Placement, Task, TaskHeader};
@@ -51,6 +51,8 @@ use crate::{Actor, ActorId, Context, Handles, Message, StopReason, TellError};
 
 const STOP_REQUESTED: u8 = 1;
 const STOPPED: u8 = 2;
+/// With `STOP_REQUESTED`: cancel a pending async handler instead of letting it finish.
+const KILL_REQUESTED: u8 = 4;
 
 const IDLE: u8 = 0;
 const RUNNING: u8 = 1;
@@ -230,6 +232,18 @@ impl<A: Actor> Cell<A> {
         }
         self.push_node(message_node(A::__vtables().tell, msg, ()));
         Ok(())
+    }
+
+    /// Sends a runtime notice (`Terminated`): never refused by a bound, and dropped only
+    /// if the actor has stopped (see [`Kind::Notice`](crate::mailbox::node::Kind)).
+    pub(crate) fn send_notice<M>(&self, msg: M)
+    where
+        M: Message,
+        A: crate::Handler<M>,
+    {
+        if !self.is_stopped() {
+            self.push_node(message_node(notice_vtable::<A, M>(), msg, ()));
+        }
     }
 
     /// Builds a node for `msg` without sending it (stash).

@@ -122,13 +122,29 @@ pub(crate) fn spawn<A: Actor>(
     let _ = Arc::into_raw(cell.clone());
     shared.actor_spawned();
     if shared.is_shutting_down() {
-        crate::cell::AnyCell::request_stop(&*cell, StopReason::Shutdown);
+        stop_unstarted(&cell);
+        return cell;
     }
     match parker {
         Some(parker) => start_dedicated(&cell, parker),
         None => shared.sched.schedule(cell.task(), Placement::Back, true),
     }
     cell
+}
+
+/// Stops an actor spawned while the system shuts down, on the spawning thread, before
+/// `spawn` returns: once the pool has stopped no worker would ever run its first turn,
+/// and its ref would look alive, accept tells and drop them. `started` does not run (the
+/// actor never ran); `stopped(Shutdown)` does, so the state is dropped as for any stop.
+fn stop_unstarted<A: Actor>(cell: &Arc<Cell<A>>) {
+    // `spawn` owns the first turn (the mailbox starts unmarked and nothing was
+    // scheduled), so this thread may act as the actor's turn. `finish` ends the
+    // quiescence unit a scheduled first turn would have begun.
+    cell.shared.sched.begin_unit();
+    let _ = cell.finish(StopReason::Shutdown);
+    // SAFETY: the turn that stops the actor gives back the count taken with
+    // `Arc::into_raw` above; the caller's `Arc` keeps the cell alive past this line.
+    unsafe { drop(Arc::from_raw(cell.raw().as_ptr().cast_const())) };
 }
 
 fn start_dedicated<A: Actor>(cell: &Arc<Cell<A>>, parker: crossbeam_utils::sync::Parker) {

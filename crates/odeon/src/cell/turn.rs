@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::Poll;
 
-use super::{Cell, IDLE, NOTIFIED, PARKED, Phase, RUNNING, SCHEDULED, STOP_REQUESTED};
+use super::{
+    Cell, IDLE, KILL_REQUESTED, NOTIFIED, PARKED, Phase, RUNNING, SCHEDULED, STOP_REQUESTED,
+};
 use crate::defaults;
 use crate::mailbox::node::{Delivered, Header, Kind};
 use crate::scheduler::{RunOutcome, TaskHeader, TurnReport};
@@ -67,7 +69,9 @@ impl<A: Actor> Cell<A> {
         // fields outlives the statement that makes it, except where noted.
         // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
         if unsafe { (*self.pending.get()).is_some() } {
-            if self.flags.load(Ordering::Acquire) & STOP_REQUESTED != 0 {
+            // A kill cancels the handler here; a stop lets it finish (the mailbox loop
+            // below sees the request once it has).
+            if self.flags.load(Ordering::Acquire) & KILL_REQUESTED != 0 {
                 return self.finish(self.requested_reason());
             }
             self.wake.store(RUNNING, Ordering::Release);
@@ -123,10 +127,10 @@ impl<A: Actor> Cell<A> {
             *handled += 1;
             // SAFETY: the node is alive until deliver/discard frees it.
             let vtable = unsafe { Header::vtable(node) };
-            if vtable.kind == Kind::User {
-                // The message left the mailbox: its slot is free again, even if it is
-                // only held until a supervisor's restart.
-                if held.is_none() {
+            if vtable.kind != Kind::Signal {
+                // A user message left the mailbox: its slot is free again, even if it
+                // is only held until a supervisor's restart. (Notices took no slot.)
+                if held.is_none() && vtable.kind == Kind::User {
                     if let Some(bound) = self.bound() {
                         bound.add_permits(1);
                     }
@@ -244,8 +248,8 @@ impl<A: Actor> Cell<A> {
             {
                 Ok(_) => return RunOutcome::Parked,
                 Err(NOTIFIED) => {
-                    if self.flags.load(Ordering::Acquire) & STOP_REQUESTED != 0 {
-                        // A stop request woke us: the next turn sees it and stops.
+                    if self.flags.load(Ordering::Acquire) & KILL_REQUESTED != 0 {
+                        // A kill woke us: the next turn sees it and cancels the handler.
                         self.wake.store(SCHEDULED, Ordering::Release);
                         return RunOutcome::Requeue;
                     }

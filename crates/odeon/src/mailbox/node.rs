@@ -29,10 +29,15 @@ pub(crate) enum Delivered {
 }
 
 /// Whether a node is a user message (held back while the actor awaits a supervisor
-/// directive) or a runtime signal (always delivered).
+/// directive), a runtime notice, or a runtime signal (always delivered).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Kind {
+    /// Sent by a user: takes a slot of a bounded mailbox.
     User,
+    /// A message the runtime sends to a handler (`Terminated`): handled like a user
+    /// message (in order, held while the actor awaits a restart) but never counted
+    /// against the bound, so a full mailbox cannot refuse it (guarantee 7).
+    Notice,
     Signal,
 }
 
@@ -191,6 +196,20 @@ impl<A: Handler<M>, M: Message, P: ReplyPort<M::Reply>> SyncNodes<A, M, P> {
         discard: discard_message::<A, M, P>,
         kind: Kind::User,
     };
+}
+
+struct NoticeNodes<A, M>(PhantomData<(A, M)>);
+impl<A: Handler<M>, M: Message> NoticeNodes<A, M> {
+    const VTABLE: NodeVTable<A> = NodeVTable {
+        deliver: deliver_sync::<A, M, ()>,
+        discard: discard_message::<A, M, ()>,
+        kind: Kind::Notice,
+    };
+}
+
+/// The vtable of a runtime notice `M` (see [`Kind::Notice`]).
+pub(crate) fn notice_vtable<A: Handler<M>, M: Message>() -> &'static NodeVTable<A> {
+    &NoticeNodes::<A, M>::VTABLE
 }
 
 struct AsyncNodes<A, M, P>(PhantomData<(A, M, P)>);

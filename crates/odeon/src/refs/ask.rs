@@ -116,7 +116,12 @@ impl<R> Drop for ReplyTo<R> {
 /// The deadline counts from the first poll, and the ask never times out before it. One
 /// of a second or more is kept by the system's monitor thread, with no timer per ask,
 /// and fires up to one monitor tick late (2 ms while the pool works, up to 50 ms while
-/// it idles); a shorter one gets a tokio timer.
+/// it idles); a shorter one gets a timer of its own.
+///
+/// An ask can be awaited on any executor (the system's, a tokio runtime of the
+/// application's, `futures::executor::block_on`), and also after the system has shut
+/// down: it never needs the system's I/O runtime, so it completes with the reply or an
+/// [`AskError`] and never panics.
 #[must_use = "an ask does nothing useful unless its reply is awaited"]
 pub struct Ask<R> {
     rx: Option<oneshot::Receiver<Result<R, AskError>>>,
@@ -132,8 +137,11 @@ enum Timer {
     Unarmed,
     /// Registered with the system's deadline watch (`deadline.rs`).
     Watched(Arc<Deadline>),
-    /// Its own tokio timer: short timeouts, or the watch had stopped.
-    Own(Pin<Box<tokio::time::Sleep>>),
+    /// Its own timer: short timeouts, or the watch had stopped. Not a tokio `Sleep`:
+    /// polling one after the system's I/O runtime shut down panics ("A Tokio 1.x
+    /// context was found, but it is being shutdown"), and an ask may outlive that
+    /// runtime. `futures-timer` keeps its deadlines on a thread of its own.
+    Own(futures_timer::Delay),
 }
 
 impl<R> Drop for Ask<R> {
@@ -190,13 +198,13 @@ impl<R> Ask<R> {
         }
     }
 
-    /// An own tokio timer: for `timeout` from now, or until `until`.
-    fn own_timer(&self, timeout: Duration, until: Option<std::time::Instant>) -> Timer {
-        let _io = self.shared.io.enter();
-        Timer::Own(Box::pin(match until {
-            Some(at) => tokio::time::sleep_until(at.into()),
-            None => tokio::time::sleep(timeout),
-        }))
+    /// An own timer: for `timeout` from now, or until `until`.
+    fn own_timer(timeout: Duration, until: Option<std::time::Instant>) -> Timer {
+        let wait = match until {
+            Some(at) => at.saturating_duration_since(std::time::Instant::now()),
+            None => timeout,
+        };
+        Timer::Own(futures_timer::Delay::new(wait))
     }
 
     /// Whether the deadline has passed; otherwise `cx` is woken when it does.
@@ -213,18 +221,18 @@ impl<R> Ask<R> {
                     self.timer = Timer::Watched(d);
                     return false;
                 }
-                None => self.timer = self.own_timer(self.timeout, None),
+                None => self.timer = Self::own_timer(self.timeout, None),
             }
         }
         if let Timer::Watched(d) = &self.timer {
             match d.check(cx.waker()) {
                 Status::Waiting => return false,
                 Status::Fired => return true,
-                Status::Abandoned => self.timer = self.own_timer(self.timeout, Some(d.fallback())),
+                Status::Abandoned => self.timer = Self::own_timer(self.timeout, Some(d.fallback())),
             }
         }
         match &mut self.timer {
-            Timer::Own(sleep) => sleep.as_mut().poll(cx).is_ready(),
+            Timer::Own(delay) => Pin::new(delay).poll(cx).is_ready(),
             _ => false,
         }
     }

@@ -22,7 +22,7 @@
 //!
 //! Only timeouts of at least [`WATCHED_MIN`] are kept here, so that the tick's lateness
 //! stays small beside them. Shorter ones, and asks made after the system shut down,
-//! use a tokio timer.
+//! use a timer of their own (`futures-timer`, see `ask.rs`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use crate::sync::Mutex;
 
-/// The shortest ask timeout the monitor keeps; shorter ones get a tokio timer.
+/// The shortest ask timeout the monitor keeps; shorter ones get a timer of their own.
 pub(crate) const WATCHED_MIN: Duration = Duration::from_secs(1);
 
 /// The ask is waiting for its reply.

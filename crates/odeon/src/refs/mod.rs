@@ -217,10 +217,31 @@ impl<A: Actor> ActorRef<A> {
     }
 
     /// Asks the actor to stop after the message it is handling; queued messages are
-    /// dropped and their pending asks fail.
+    /// dropped and their pending asks fail. An async handler that is awaiting runs to
+    /// completion first (its reply is sent); use [`ActorRef::kill`] to cancel it. The
+    /// actor's children are stopped the same way, after its `stopping` hook.
+    ///
+    /// Returns at once; watch the actor (or poll [`ActorRef::is_alive`]) to learn when
+    /// it has stopped. Its reason is [`StopReason::Normal`].
     pub fn stop(&self) {
         match &self.target {
             Target::Local(cell) => cell.request_stop(StopReason::Normal),
+            Target::Remote(r) => r.endpoint.stop(),
+        }
+    }
+
+    /// Stops the actor without waiting for an awaiting async handler: its future is
+    /// dropped at its current `.await` (no reply is sent; the ask fails with
+    /// [`AskError::Stopped`]), then the hooks run as for [`ActorRef::stop`], and the
+    /// actor's children are killed too. A synchronous handler cannot be interrupted: an
+    /// actor busy in one stops right after it returns. The reason is
+    /// [`StopReason::Killed`], unless a stop was requested before (its reason is kept).
+    ///
+    /// For an actor on another node this is [`ActorRef::stop`]: the wire carries only
+    /// stop requests.
+    pub fn kill(&self) {
+        match &self.target {
+            Target::Local(cell) => cell.kill(StopReason::Killed),
             Target::Remote(r) => r.endpoint.stop(),
         }
     }

@@ -147,9 +147,14 @@ impl fmt::Debug for Supervisor {
 }
 
 impl Actor for Supervisor {
-    fn stopping(&mut self, _cx: &mut Context<Self>) {
+    fn stopping(&mut self, cx: &mut Context<Self>) {
+        let kill = cx.is_killed();
         for c in self.children.drain(..) {
-            c.cell.request_stop(StopReason::ParentStopped);
+            if kill {
+                c.cell.kill(StopReason::ParentStopped);
+            } else {
+                c.cell.request_stop(StopReason::ParentStopped);
+            }
         }
     }
 }

@@ -117,7 +117,7 @@ impl SystemBuilder {
     /// Default deadline of [`ActorRef::ask`](crate::ActorRef::ask) (5 s). Deadlines of
     /// a second or more are kept by the system's monitor thread, with no timer per ask,
     /// and fire up to one monitor tick late (see [`Ask`](crate::Ask)); shorter ones get
-    /// a tokio timer each.
+    /// a timer each.
     pub fn ask_timeout(mut self, d: Duration) -> Self {
         self.config.ask_timeout = d;
         self

@@ -1,12 +1,17 @@
 //! The runtime: worker pool, I/O and timer driver, the root of the actor tree.
 //!
 //! # Shutdown protocol
-//! 1. Mark the system shutting down (actors spawned from now on stop at once).
-//! 2. Ask every top-level actor to stop; each stops its children and supervised
-//!    children as part of stopping (see `cell/lifecycle.rs`), so every hook runs.
+//! 1. Mark the system shutting down: actors spawned from now on stop at once, on the
+//!    spawning thread (`cell/spawn.rs`), so a ref to one is never a zombie.
+//! 2. Kill every top-level actor; each kills its children and supervised children as
+//!    part of stopping (see `cell/lifecycle.rs`), so every hook runs. A kill lets a
+//!    synchronous handler return but cancels an awaiting async one: shutdown must not
+//!    wait on I/O that may never complete.
 //! 3. Wait until every spawned actor has stopped, up to `shutdown_timeout` (an actor
 //!    stuck in an endless loop cannot be stopped; it is reported and abandoned).
-//! 4. Stop the workers and the monitor, then the tokio runtime.
+//! 4. Stop the workers and the monitor, then the tokio runtime. Inside an async
+//!    context tokio forbids waiting for a runtime to stop (it panics), so there it is
+//!    left to stop in the background.
 
 mod builder;
 
@@ -52,9 +57,14 @@ impl ChildList {
         self.cells.push(cell);
     }
 
-    pub(crate) fn stop_all(&mut self, reason: &StopReason) {
+    /// Stops (or kills) every child and forgets them.
+    pub(crate) fn stop_all(&mut self, reason: &StopReason, kill: bool) {
         for c in self.cells.drain(..) {
-            c.request_stop(reason.clone());
+            if kill {
+                c.kill(reason.clone());
+            } else {
+                c.request_stop(reason.clone());
+            }
         }
         self.prune_at = 0;
     }
@@ -80,12 +90,21 @@ impl Shared {
         opts: SpawnOptions,
     ) -> ActorRef<A> {
         let cell = spawn(self, actor, opts, None);
-        self.root.lock().push(cell.clone());
+        self.register_root(cell.clone());
         ActorRef::from_cell(cell)
     }
 
+    /// Adds a top-level actor to the root, or kills it if shutdown has already taken
+    /// the root's list (a spawn racing with shutdown must not escape it). The flag is
+    /// set before shutdown takes the lock, so whoever takes it second sees the other.
     pub(crate) fn register_root(&self, cell: Arc<dyn AnyCell>) {
-        self.root.lock().push(cell);
+        let mut root = self.root.lock();
+        if self.is_shutting_down() {
+            drop(root);
+            cell.kill(StopReason::Shutdown);
+        } else {
+            root.push(cell);
+        }
     }
 }
 
@@ -110,11 +129,21 @@ impl SystemHandle {
     }
 
     /// Spawns a top-level actor with default options.
+    ///
+    /// Once the system is shutting down (or has shut down), the actor stops at once,
+    /// before this returns: its `started` and `stopping` hooks do not run, its
+    /// `stopped` hook runs with [`StopReason::Shutdown`], and the returned ref is dead:
+    /// [`ActorRef::is_alive`] is `false`, `tell` gives the message back in
+    /// [`TellError::Stopped`](crate::TellError::Stopped), and `ask` fails with
+    /// [`AskError::Stopped`](crate::AskError::Stopped). The same holds for every way of
+    /// spawning (options, supervisors, children spawned from a [`Context`]).
+    ///
+    /// [`Context`]: crate::Context
     pub fn spawn<A: Actor>(&self, actor: A) -> ActorRef<A> {
         self.shared.spawn_root(actor, SpawnOptions::default())
     }
 
-    /// Spawns a top-level actor with `opts`.
+    /// Spawns a top-level actor with `opts` (after shutdown: see [`SystemHandle::spawn`]).
     pub fn spawn_with<A: Actor>(&self, actor: A, opts: SpawnOptions) -> ActorRef<A> {
         self.shared.spawn_root(actor, opts)
     }
@@ -234,12 +263,22 @@ impl System {
     }
 
     /// Runs a future to completion on the calling thread (for example an `ask` from
-    /// `main`). Must not be called from inside a handler.
+    /// `main`), with the system's tokio runtime as the context of tokio timers and I/O.
+    /// Must not be called from inside a handler.
+    ///
+    /// Inside an async context (a `#[tokio::main]` application) this does not panic as
+    /// tokio's own `block_on` would, but it still blocks the thread, and with it every
+    /// task of a current-thread runtime: there, `.await` the future instead.
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        match self.runtime.as_ref() {
-            Some(rt) => rt.block_on(future),
-            None => unreachable!("the runtime lives until the system is dropped"),
+        let Some(rt) = self.runtime.as_ref() else {
+            unreachable!("the runtime lives until the system is dropped")
+        };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return rt.block_on(future);
         }
+        // tokio refuses to start a runtime inside another one; poll on this thread.
+        let _io = rt.enter();
+        futures_executor::block_on(future)
     }
 
     /// Blocks until the system is quiescent: every actor idle, no message in flight, no
@@ -276,8 +315,64 @@ impl System {
 
     /// Stops every actor (running its hooks), then the runtime. Returns `false` if some
     /// actor could not be stopped within the shutdown timeout.
+    ///
+    /// Every actor is killed ([`ActorRef::kill`]) with [`StopReason::Shutdown`]: a
+    /// synchronous handler finishes, an async handler that is awaiting is cancelled.
+    /// Actors spawned afterwards (through a [`SystemHandle`] or a [`Context`]) stop at
+    /// once: see [`SystemHandle::spawn`].
+    ///
+    /// Blocks the calling thread until the actors have stopped (at most the shutdown
+    /// timeout, [`SystemBuilder::shutdown_timeout`]). It never panics, inside an async
+    /// context or outside one, but in async code prefer [`System::shutdown_async`],
+    /// which does not block the executor's thread. Dropping a `System` shuts it down
+    /// the same way.
+    ///
+    /// [`Context`]: crate::Context
     pub fn shutdown(mut self) -> bool {
         self.shutdown_inner()
+    }
+
+    /// [`System::shutdown`] for async code: the waiting happens on a thread of its own,
+    /// so the executor's thread stays free (on a current-thread runtime, its other
+    /// tasks keep running meanwhile). Works on any executor.
+    ///
+    /// ```
+    /// # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// # rt.block_on(async {
+    /// use odeon::{Actor, Context, Handler, Message, System};
+    ///
+    /// struct Echo;
+    /// impl Actor for Echo {}
+    /// struct Ping;
+    /// impl Message for Ping { type Reply = &'static str; }
+    /// impl Handler<Ping> for Echo {
+    ///     fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> &'static str { "pong" }
+    /// }
+    ///
+    /// // Inside `#[tokio::main]`:
+    /// let system = System::new();
+    /// let echo = system.spawn(Echo);
+    /// assert_eq!(echo.ask(Ping).await, Ok("pong"));
+    /// assert!(system.shutdown_async().await);
+    /// # });
+    /// ```
+    pub async fn shutdown_async(self) -> bool {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let slot = Arc::new(Mutex::new(Some(self)));
+        let theirs = slot.clone();
+        let waiter = std::thread::Builder::new()
+            .name("odeon-shutdown".into())
+            .spawn(move || {
+                let system = theirs.lock().take();
+                let _ = tx.send(system.is_none_or(|mut s| s.shutdown_inner()));
+            });
+        if let Err(e) = waiter {
+            tracing::warn!(error = %e, "no thread for an async shutdown; shutting down in place");
+            let system = slot.lock().take();
+            return system.is_none_or(|mut s| s.shutdown_inner());
+        }
+        drop(slot);
+        rx.await.unwrap_or(false)
     }
 
     fn shutdown_inner(&mut self) -> bool {
@@ -287,7 +382,7 @@ impl System {
         self.done = true;
         let shared = &self.handle.shared;
         shared.shutting_down.store(true, Ordering::Release);
-        shared.root.lock().stop_all(&StopReason::Shutdown);
+        shared.root.lock().stop_all(&StopReason::Shutdown, true);
         let deadline = Instant::now() + shared.config.shutdown_timeout;
         let sched = &shared.sched;
         let all_stopped = sched.wait_until(Some(deadline), || {
@@ -298,7 +393,13 @@ impl System {
         }
         sched.shutdown();
         if let Some(rt) = self.runtime.take() {
-            rt.shutdown_timeout(Duration::from_secs(1));
+            if tokio::runtime::Handle::try_current().is_ok() {
+                // Waiting for a runtime to stop inside an async context panics ("Cannot
+                // drop a runtime in a context where blocking is not allowed").
+                rt.shutdown_background();
+            } else {
+                rt.shutdown_timeout(Duration::from_secs(1));
+            }
         }
         all_stopped
     }
