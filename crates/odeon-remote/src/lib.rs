@@ -66,7 +66,8 @@
 //!
 //! ## When a node is lost, and when it comes back
 //! A peer node is declared lost when no link to it is back within `lost_after`
-//! ([`NodeBuilder::lost_after`]), when its link carries nothing (not even a heartbeat,
+//! ([`NodeBuilder::lost_after`]; a handshake under way then may take up to another
+//! `lost_after`), when its link carries nothing (not even a heartbeat,
 //! [`NodeBuilder::heartbeat_interval`]) for `lost_after` whatever gossip says, when
 //! the gossip failure detector declares it down, or when it leaves (then it is logged
 //! as a leave, not a failure). At that moment, once, on this node:

@@ -4,6 +4,7 @@
 //! the link has carried nothing, for `lost_after` (see `peer.rs`).
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -56,6 +57,7 @@ pub(super) async fn drive(
         }
         let settings = n.settings.clone();
         let lost_after = settings.lost_after;
+        let attempting = AtomicBool::new(false);
         let link = tokio::select! {
             biased;
             _ = closed.wait_for(|lost| *lost) => return,
@@ -63,13 +65,21 @@ pub(super) async fn drive(
                 Some(link) => link,
                 None => return,
             },
-            // The verdict does not wait for a dial stuck in its handshake.
-            () = tokio::time::sleep_until(down_since + lost_after) => {
+            // A dial already in its handshake (slow on a loaded machine) may still
+            // finish, for at most another `lost_after`: a stuck one does not hold the
+            // verdict back longer.
+            () = async {
+                tokio::time::sleep_until(down_since + lost_after).await;
+                if attempting.load(Ordering::Acquire) {
+                    tokio::time::sleep(lost_after).await;
+                }
+            } => {
                 n.forget_peer(&peer, &format!("no link for {lost_after:?}: {last_error}"));
                 return;
             }
             dialed = async {
                 tokio::time::sleep(backoff).await;
+                attempting.store(true, Ordering::Release);
                 dial(&n, &peer).await
             } => match dialed {
                 Ok(link) => link,

@@ -25,7 +25,8 @@
 //!
 //! # Losing a peer
 //! When the link fails, the driver redials with exponential backoff. The peer is lost
-//! when no link is back within `lost_after`, when its link carried nothing (not even a
+//! when no link is back within `lost_after` (a handshake under way at that moment may
+//! take up to another `lost_after`), when its link carried nothing (not even a
 //! heartbeat) for `lost_after`, when the failure detector declares it down, or when it
 //! says it is leaving. Then, once: pending asks fail with `Unreachable`, watchers of
 //! its actors get `Terminated` with `StopReason::NodeLost`, refs to its actors refuse
