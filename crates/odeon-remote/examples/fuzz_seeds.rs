@@ -66,9 +66,21 @@ fn traffic() -> Vec<Vec<u8>> {
     let listen: SocketAddr = "127.0.0.1:7400".parse().unwrap();
     let listen6: SocketAddr = "[::1]:7401".parse().unwrap();
     let mut seeds: Vec<Vec<u8>> = [
-        Traffic::Attach { listen },
-        Traffic::Attached { listen: listen6 },
+        Traffic::Attach {
+            listen,
+            session: 1,
+            known: Some(2),
+            quiet_ms: 250,
+        },
+        Traffic::Attached {
+            listen: listen6,
+            session: 2,
+            quiet_ms: 1_000,
+        },
         Traffic::Duplicate,
+        Traffic::Reset,
+        Traffic::Heartbeat,
+        Traffic::Lost,
         Traffic::Tell {
             to: 3,
             message: "tally.Add".into(),

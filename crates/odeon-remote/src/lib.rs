@@ -66,7 +66,8 @@
 //!
 //! ## When a node is lost, and when it comes back
 //! A peer node is declared lost when no link to it is back within `lost_after`
-//! ([`NodeBuilder::lost_after`]), when its link carries nothing (not even a heartbeat,
+//! ([`NodeBuilder::lost_after`]; a handshake under way then may take up to another
+//! `lost_after`), when its link carries nothing (not even a heartbeat,
 //! [`NodeBuilder::heartbeat_interval`]) for `lost_after` whatever gossip says, when
 //! the gossip failure detector declares it down, or when it leaves (then it is logged
 //! as a leave, not a failure). At that moment, once, on this node:
@@ -80,8 +81,12 @@
 //!   last frame tells the other node, so that it reaches the same verdict.
 //!
 //! If the same node comes back (a partition heals, a false suspicion), links to it
-//! start afresh: an empty outbox, no pending asks, no watches. Refs obtained before the
-//! loss stay dead; get new ones (with [`Node::lookup`], or in a message). A node
+//! start afresh: an empty outbox, no pending asks, no watches. Both ends agree on
+//! that: each link names the state ("session") each end keeps about the other, and a
+//! node that did not see the loss itself (its own `lost_after` had not run out) learns
+//! of it when the next link opens and loses the peer too, with the same effects, before
+//! anything else crosses. Refs obtained before the loss stay dead; get new ones (with
+//! [`Node::lookup`], or in a message). A node
 //! restarted under the same name is a new *incarnation* (its [`wire::NodeId`] differs):
 //! refs to the old incarnation never reach the new one.
 //!
@@ -95,9 +100,11 @@
 //!
 //! ## Heartbeats
 //! A link idle for `heartbeat_interval` (default [`defaults::HEARTBEAT_INTERVAL`],
-//! at most a quarter of `lost_after`) sends a small heartbeat frame, so that a silent
-//! link (a stalled peer, a partition that keeps sockets open) is told from a quiet one
-//! within `lost_after`, independently of gossip.
+//! at most a quarter of `lost_after`, and at most a quarter of the *peer's*
+//! `lost_after`, which it announces when the link opens) sends a small heartbeat frame,
+//! so that a silent link (a stalled peer, a partition that keeps sockets open) is told
+//! from a quiet one within `lost_after`, independently of gossip. A long frame that is
+//! still arriving counts as traffic.
 //!
 //! # Layers (DESIGN.md §3)
 //! - [`Node`] (`node/`): the builder, one link per peer node with reconnect and

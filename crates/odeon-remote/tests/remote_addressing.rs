@@ -186,6 +186,9 @@ fn forged_export_ids_reach_no_actor() {
             .unwrap();
         let attach = wire::encode(&Traffic::Attach {
             listen: "127.0.0.1:9".parse().unwrap(),
+            session: 1,
+            known: None,
+            quiet_ms: 1_000,
         })
         .unwrap();
         link.writer.send(&attach).await.unwrap();

@@ -81,6 +81,9 @@ fn garbage_from_strangers_and_malformed_frames_from_a_peer_leave_the_node_servin
             .unwrap();
         let attach = wire::encode(&Traffic::Attach {
             listen: "127.0.0.1:9".parse().unwrap(),
+            session: 1,
+            known: None,
+            quiet_ms: 1_000,
         })
         .unwrap();
         link.writer.send(&attach).await.unwrap();

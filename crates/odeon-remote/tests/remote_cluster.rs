@@ -103,10 +103,16 @@ fn typed_lookup_of_the_wrong_type_is_an_error() {
         Err(RegistryError::Taken("echo".into()))
     );
     assert!(a.node().unregister("echo"));
-    assert!(matches!(
-        b.system.block_on(b.node().lookup::<Echo>("echo")),
-        Err(RegistryError::NotFound(_))
-    ));
+    // Withdrawn everywhere once gossip has carried the removal (b may have seen the
+    // registration in gossip already).
+    let gone = eventually(LONG, || {
+        matches!(
+            b.system.block_on(b.node().lookup::<Echo>("echo")),
+            Err(RegistryError::NotFound(_))
+        )
+        .then_some(())
+    });
+    assert!(gone.is_some(), "the name is withdrawn");
 }
 
 #[test]

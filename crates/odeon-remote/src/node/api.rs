@@ -432,9 +432,14 @@ async fn accept_loop(node: std::sync::Weak<NodeInner>, mut listener: Listener) {
 /// Reads the dialer's `Attach` and keeps or refuses the link (see `peer.rs`).
 async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: SocketAddr) {
     let first = tokio::time::timeout(node.link.handshake_timeout, link.reader.next()).await;
-    let listen = match first {
+    let (listen, session, known, quiet_ms) = match first {
         Ok(Ok(Some(frame))) => match wire::decode::<Traffic>(&frame) {
-            Ok(Traffic::Attach { listen }) => listen,
+            Ok(Traffic::Attach {
+                listen,
+                session,
+                known,
+                quiet_ms,
+            }) => (listen, session, known, quiet_ms),
             Ok(other) => {
                 tracing::warn!(%addr, peer = %link.peer, frame = ?other, "expected attach; closing");
                 return;
@@ -463,10 +468,20 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
         tracing::warn!(%addr, peer = %link.peer, "a newer incarnation of this node is known; closing");
         return;
     }
-    let peer = node.peer(&link.peer.clone(), Some(listen));
-    let answer = if peer.claim(&node.me, listen) {
+    let peer = node.peer_for_link(&link.peer.clone(), listen, session);
+    let answer = if known.is_some_and(|k| k != peer.session) {
+        // The dialer still holds a session this node has lost: it must lose it too.
+        Traffic::Reset
+    } else if peer.claim(
+        &node.me,
+        listen,
+        session,
+        Duration::from_millis(quiet_ms.into()),
+    ) {
         Traffic::Attached {
             listen: node.listen,
+            session: peer.session,
+            quiet_ms: node.settings.quiet_ms(),
         }
     } else {
         Traffic::Duplicate

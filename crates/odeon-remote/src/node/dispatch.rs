@@ -90,7 +90,10 @@ impl NodeInner {
             Traffic::Leaving => self.forget_leaving(peer),
             Traffic::Lost => self.forget_peer(peer, "it declared this node lost"),
             Traffic::Heartbeat => {}
-            other @ (Traffic::Attach { .. } | Traffic::Attached { .. } | Traffic::Duplicate) => {
+            other @ (Traffic::Attach { .. }
+            | Traffic::Attached { .. }
+            | Traffic::Duplicate
+            | Traffic::Reset) => {
                 tracing::warn!(peer = %peer.id, frame = ?other, "attach frame on an open link; ignored");
             }
         }

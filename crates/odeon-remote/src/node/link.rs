@@ -4,6 +4,7 @@
 //! the link has carried nothing, for `lost_after` (see `peer.rs`).
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -56,6 +57,7 @@ pub(super) async fn drive(
         }
         let settings = n.settings.clone();
         let lost_after = settings.lost_after;
+        let attempting = AtomicBool::new(false);
         let link = tokio::select! {
             biased;
             _ = closed.wait_for(|lost| *lost) => return,
@@ -63,13 +65,21 @@ pub(super) async fn drive(
                 Some(link) => link,
                 None => return,
             },
-            // The verdict does not wait for a dial stuck in its handshake.
-            () = tokio::time::sleep_until(down_since + lost_after) => {
+            // A dial already in its handshake (slow on a loaded machine) may still
+            // finish, for at most another `lost_after`: a stuck one does not hold the
+            // verdict back longer.
+            () = async {
+                tokio::time::sleep_until(down_since + lost_after).await;
+                if attempting.load(Ordering::Acquire) {
+                    tokio::time::sleep(lost_after).await;
+                }
+            } => {
                 n.forget_peer(&peer, &format!("no link for {lost_after:?}: {last_error}"));
                 return;
             }
             dialed = async {
                 tokio::time::sleep(backoff).await;
+                attempting.store(true, Ordering::Release);
                 dial(&n, &peer).await
             } => match dialed {
                 Ok(link) => link,
@@ -110,16 +120,38 @@ async fn dial(node: &Arc<NodeInner>, peer: &Arc<Peer>) -> Result<Link, String> {
     let mut st = peer.state.lock();
     st.dialing = false;
     match res {
-        Ok(link) if !st.active && !peer.is_lost() => {
+        Ok(Attached::Linked(link, session, quiet)) if !st.active && !peer.is_lost() => {
             st.active = true;
+            st.remote_session = Some(session);
+            st.quiet = Some(quiet);
             Ok(link)
         }
-        Ok(_) => Err("another link won".into()),
+        Ok(Attached::Linked(..)) => Err("another link won".into()),
+        Ok(Attached::Reset) => {
+            drop(st);
+            // The peer lost this node: lose it too, and link afresh at once.
+            node.forget_peer(peer, "it lost this node since their last link");
+            node.peer(&peer.id, Some(addr));
+            Err("the peer lost this node; starting afresh".into())
+        }
         Err(e) => Err(e),
     }
 }
 
-async fn attach(node: &Arc<NodeInner>, peer: &Arc<Peer>, addr: SocketAddr) -> Result<Link, String> {
+/// The listener's answer to a dialed link that it did not refuse.
+enum Attached {
+    /// The link is the pair's, with the listener's session and the longest it lets
+    /// this node stay silent.
+    Linked(Link, u64, Duration),
+    /// Start afresh (see `Traffic::Reset`).
+    Reset,
+}
+
+async fn attach(
+    node: &Arc<NodeInner>,
+    peer: &Arc<Peer>,
+    addr: SocketAddr,
+) -> Result<Attached, String> {
     let mut link = transport::connect(addr, &node.me, &node.link)
         .await
         .map_err(|e| e.to_string())?;
@@ -129,8 +161,12 @@ async fn attach(node: &Arc<NodeInner>, peer: &Arc<Peer>, addr: SocketAddr) -> Re
             link.peer, peer.id
         ));
     }
+    let known = peer.state.lock().remote_session;
     let hello = wire::encode(&Traffic::Attach {
         listen: node.listen,
+        session: peer.session,
+        known,
+        quiet_ms: node.settings.quiet_ms(),
     })
     .map_err(|e| e.to_string())?;
     link.writer.send(&hello).await.map_err(|e| e.to_string())?;
@@ -140,7 +176,14 @@ async fn attach(node: &Arc<NodeInner>, peer: &Arc<Peer>, addr: SocketAddr) -> Re
         .map_err(|e| e.to_string())?
         .ok_or("closed during attach")?;
     match wire::decode::<Traffic>(&answer).map_err(|e| e.to_string())? {
-        Traffic::Attached { .. } => Ok(link),
+        Traffic::Attached {
+            session, quiet_ms, ..
+        } => Ok(Attached::Linked(
+            link,
+            session,
+            Duration::from_millis(quiet_ms.into()),
+        )),
+        Traffic::Reset => Ok(Attached::Reset),
         Traffic::Duplicate => Err("the peer keeps another link".into()),
         other => Err(format!("unexpected answer to attach: {other:?}")),
     }
@@ -159,7 +202,7 @@ async fn run_link(
         reader, mut writer, ..
     } = link;
     tracing::debug!(peer = %peer.id, "link up");
-    let heartbeat = settings.heartbeat();
+    let heartbeat = super::link_heartbeat(settings.heartbeat(), peer.state.lock().quiet);
     let mut reading = AbortOnDrop(tokio::spawn(read_link(
         node.clone(),
         peer.clone(),
@@ -249,15 +292,21 @@ async fn run_link(
 }
 
 /// Reads and dispatches the peer's frames, in order, until the link fails or stays
-/// silent for `lost_after`, which loses the peer.
+/// silent (not one byte) for `lost_after`, which loses the peer.
 async fn read_link(
     node: Weak<NodeInner>,
     peer: Arc<Peer>,
     mut reader: FrameReader<LinkReader>,
     lost_after: Duration,
 ) {
+    let mut heard = reader.buffered();
     loop {
         let frame = match tokio::time::timeout(lost_after, reader.next()).await {
+            // Part of a long frame arrived meanwhile: a slow link, not a silent one.
+            Err(_) if reader.buffered() != heard => {
+                heard = reader.buffered();
+                continue;
+            }
             Ok(Ok(Some(f))) => f,
             Ok(Ok(None)) => return,
             Ok(Err(e)) => {
@@ -271,6 +320,7 @@ async fn read_link(
                 return;
             }
         };
+        heard = reader.buffered();
         let Some(node) = node.upgrade() else { return };
         match wire::decode::<Traffic>(&frame) {
             Ok(t) => node.dispatch(&peer, t),

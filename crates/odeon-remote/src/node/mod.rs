@@ -66,6 +66,23 @@ impl Settings {
     pub(crate) fn heartbeat(&self) -> Duration {
         self.heartbeat_interval.min(self.lost_after / 4)
     }
+
+    /// What this node asks of a peer in `Attach`/`Attached`: the longest it may stay
+    /// silent, in milliseconds (a quarter of `lost_after`, so that nodes with other
+    /// settings still hear from each other in time).
+    pub(crate) fn quiet_ms(&self) -> u32 {
+        u32::try_from((self.lost_after / 4).as_millis()).unwrap_or(u32::MAX)
+    }
+}
+
+/// The heartbeat interval on a link: this node's own, or less if the peer asked for
+/// less (never below a floor that keeps a confused peer from making us spin).
+pub(crate) fn link_heartbeat(own: Duration, asked: Option<Duration>) -> Duration {
+    const FLOOR: Duration = Duration::from_millis(10);
+    match asked {
+        Some(asked) => own.min(asked.max(FLOOR)),
+        None => own,
+    }
 }
 
 /// A local actor reachable from other nodes, under a random token.
@@ -152,6 +169,23 @@ impl NodeInner {
         let p = Peer::start(self, id.clone(), listen);
         peers.insert(id.clone(), p.clone());
         p
+    }
+
+    /// The peer for an inbound link from `id`'s session `session`: the current one,
+    /// or a new one if `id` started a new session since their last link (it lost this
+    /// node, so this node loses it too: see `peer.rs`).
+    pub(crate) fn peer_for_link(
+        self: &Arc<Self>,
+        id: &NodeId,
+        listen: SocketAddr,
+        session: u64,
+    ) -> Arc<Peer> {
+        let p = self.peer(id, Some(listen));
+        if p.continues(session) {
+            return p;
+        }
+        self.forget_peer(&p, "it lost this node since their last link");
+        self.peer(id, Some(listen))
     }
 
     pub(crate) fn live_peers(&self) -> Vec<Arc<Peer>> {

@@ -7,6 +7,15 @@
 //! the smaller [`NodeId`] wins. So both ends always agree on the one link, and every
 //! frame of the pair travels on it in order. The driver that runs it is in `link.rs`.
 //!
+//! # Sessions
+//! Each `Peer` value is one session: this node's state about the peer (pending asks,
+//! watches, links, the outbox), from its start until the peer is lost. A link records
+//! the session of both ends, and a new link checks them, so that both ends agree on
+//! whether they continue or start afresh: if either end lost the other since their
+//! last link (it has a new session), the other end loses it too before the new link
+//! carries anything. Otherwise a node that never saw the loss would keep asks and
+//! watches that the other end has forgotten, and wait for their answers forever.
+//!
 //! # The outbox
 //! Frames wait in the peer's outbox until the driver writes them. Messages (tells and
 //! asks) take one of `outbox_bound` places: when none is free a tell fails with
@@ -16,7 +25,8 @@
 //!
 //! # Losing a peer
 //! When the link fails, the driver redials with exponential backoff. The peer is lost
-//! when no link is back within `lost_after`, when its link carried nothing (not even a
+//! when no link is back within `lost_after` (a handshake under way at that moment may
+//! take up to another `lost_after`), when its link carried nothing (not even a
 //! heartbeat) for `lost_after`, when the failure detector declares it down, or when it
 //! says it is leaving. Then, once: pending asks fail with `Unreachable`, watchers of
 //! its actors get `Terminated` with `StopReason::NodeLost`, refs to its actors refuse
@@ -29,6 +39,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use odeon::remote::ReplySlot;
 use odeon::{ActorId, AskError, StopReason, Terminated};
@@ -39,6 +50,12 @@ use super::NodeInner;
 use crate::interface::{DecodeReply, Interface};
 use crate::transport::Link;
 use crate::wire::{self, NodeId, Traffic};
+
+/// A new session number: unique within this process, which is all a peer compares.
+fn next_session() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
 
 /// What the driver takes from the outbox.
 pub(crate) enum Out {
@@ -90,10 +107,16 @@ pub(crate) struct PeerState {
     pub(crate) links: std::collections::HashSet<(u64, u64)>,
     pub(super) dialing: bool,
     pub(super) active: bool,
+    /// The peer's session, learned from the last link (see module docs).
+    pub(super) remote_session: Option<u64>,
+    /// The longest the peer lets this node stay silent on the current link.
+    pub(super) quiet: Option<Duration>,
 }
 
 pub(crate) struct Peer {
     pub(crate) id: NodeId,
+    /// This session (see module docs): unique among this node's peers.
+    pub(crate) session: u64,
     listen: Mutex<Option<SocketAddr>>,
     outbox: mpsc::UnboundedSender<Out>,
     /// The outbox's free places for messages (see module docs); closed when lost.
@@ -117,6 +140,7 @@ impl Peer {
         let (links, links_rx) = mpsc::unbounded_channel();
         let peer = Arc::new(Peer {
             id,
+            session: next_session(),
             listen: Mutex::new(listen),
             outbox,
             places: Semaphore::new(node.settings.outbox_bound),
@@ -144,6 +168,7 @@ impl Peer {
         places.close();
         Arc::new(Peer {
             id,
+            session: next_session(),
             listen: Mutex::new(None),
             outbox,
             places,
@@ -233,14 +258,32 @@ impl Peer {
         self.closed.subscribe()
     }
 
-    /// Decides whether an inbound link becomes the pair's link (see module docs). On
-    /// `true` the caller answers `Attached` and hands the link over.
-    pub(crate) fn claim(&self, me: &NodeId, listen: SocketAddr) -> bool {
+    /// Whether a link from the peer's session `session` may continue this session:
+    /// false if the peer started a new one since (it lost this node).
+    pub(crate) fn continues(&self, session: u64) -> bool {
+        self.state
+            .lock()
+            .remote_session
+            .is_none_or(|known| known == session)
+    }
+
+    /// Decides whether an inbound link from the peer's session `session` becomes the
+    /// pair's link (see module docs). On `true` the caller answers `Attached` and
+    /// hands the link over.
+    pub(crate) fn claim(
+        &self,
+        me: &NodeId,
+        listen: SocketAddr,
+        session: u64,
+        quiet: Duration,
+    ) -> bool {
         let mut st = self.state.lock();
         if self.is_lost() || st.active || (st.dialing && *me < self.id) {
             return false;
         }
         st.active = true;
+        st.remote_session = Some(session);
+        st.quiet = Some(quiet);
         *self.listen.lock() = Some(listen);
         true
     }

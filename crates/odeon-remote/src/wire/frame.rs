@@ -42,6 +42,13 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         &self.io
     }
 
+    /// Bytes received and not yet returned as frames (part of the next frame). A
+    /// caller that cancels [`next`](Self::next) (which is cancel-safe) can tell from
+    /// it whether a long frame is still arriving.
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+
     /// The next frame's payload; `Ok(None)` on a clean end of stream (between frames).
     ///
     /// # Errors
@@ -167,6 +174,23 @@ mod tests {
             .enable_all()
             .build()
             .unwrap()
+    }
+
+    // The link's silence detector cancels `next` on a timer and looks at `buffered`:
+    // a cancelled read keeps what it received, and a frame still arriving shows.
+    #[test]
+    fn a_cancelled_read_keeps_the_partial_frame() {
+        rt().block_on(async {
+            let (mut tx, rx) = tokio::io::duplex(64);
+            let mut reader = FrameReader::new(rx, 1024);
+            tx.write_all(&[0, 0, 0, 5, b'h', b'e']).await.unwrap();
+            let cut = tokio::time::timeout(std::time::Duration::from_millis(50), reader.next());
+            assert!(cut.await.is_err(), "the frame is not complete");
+            assert_eq!(reader.buffered(), 6);
+            tx.write_all(b"llo").await.unwrap();
+            assert_eq!(&reader.next().await.unwrap().unwrap()[..], b"hello");
+            assert_eq!(reader.buffered(), 0);
+        });
     }
 
     #[test]

@@ -14,16 +14,34 @@ use super::NodeId;
 /// One frame of node-to-node traffic.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Traffic {
-    /// First frame from the dialer of a new link: where it listens.
+    /// First frame from the dialer of a new link: where it listens, and which
+    /// sessions it holds (see `node/peer.rs`: a session is one life of a node's state
+    /// about a peer; a node that lost its peer starts a new one).
     Attach {
         /// The dialer's listen address (for links back and for refs it hands out).
         listen: SocketAddr,
+        /// The dialer's session with the listener.
+        session: u64,
+        /// The listener's session the dialer last linked with, if any.
+        known: Option<u64>,
+        /// The longest the listener may stay silent on this link (it sends a
+        /// heartbeat if it has nothing else): a fraction of the dialer's `lost_after`.
+        /// Unit: milliseconds.
+        quiet_ms: u32,
     },
     /// The listener keeps this link as the one link of the pair.
     Attached {
         /// The listener's listen address.
         listen: SocketAddr,
+        /// The listener's session with the dialer.
+        session: u64,
+        /// The longest the dialer may stay silent on this link (see `Attach`). Unit:
+        /// milliseconds.
+        quiet_ms: u32,
     },
+    /// The listener lost the dialer since their last link (the session the dialer
+    /// knows is gone): the dialer loses the listener too, then links afresh.
+    Reset,
     /// The listener already has the pair's link (or its own dial wins the race):
     /// the dialer closes this one and uses the other.
     Duplicate,

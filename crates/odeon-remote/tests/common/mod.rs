@@ -192,7 +192,9 @@ impl Member {
         let system = System::new();
         let mut b = Node::builder(name)
             .secret(secret())
-            .lost_after(Duration::from_millis(600))
+            // Also how long a silent link is tolerated: long enough that a loaded
+            // machine's scheduling pauses are not taken for a dead peer.
+            .lost_after(Duration::from_millis(1_500))
             .gossip_interval(Duration::from_millis(100))
             .spawnable::<Counter>();
         for s in seeds {
