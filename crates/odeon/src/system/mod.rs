@@ -277,8 +277,11 @@ impl System {
             return rt.block_on(future);
         }
         // tokio refuses to start a runtime inside another one; poll on this thread.
+        // Unconstrained: the enclosing tokio task's cooperative budget is never renewed
+        // while this blocks it, and once spent every tokio resource would answer
+        // "pending, try again" forever.
         let _io = rt.enter();
-        futures_executor::block_on(future)
+        futures_executor::block_on(tokio::task::unconstrained(future))
     }
 
     /// Blocks until the system is quiescent: every actor idle, no message in flight, no
