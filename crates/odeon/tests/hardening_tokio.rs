@@ -107,8 +107,10 @@ async fn block_on_inside_a_current_thread_runtime_does_not_panic() {
     let (system, _rx) = used_system().await;
     let echo = system.spawn(Echo { stopped: None });
     assert_eq!(system.block_on(echo.ask(Say(5))), Ok(5));
-    // The future may use tokio timers: they run on the system's own runtime.
-    system.block_on(tokio::time::sleep(Duration::from_millis(1)));
+    // A tokio timer made inside the future runs on the system's own runtime. (One made
+    // out here, `block_on(sleep(..))`, would belong to this test's runtime, whose only
+    // thread `block_on` blocks: it would never fire.)
+    system.block_on(async { tokio::time::sleep(Duration::from_millis(1)).await });
     drop(system);
 }
 
@@ -117,7 +119,7 @@ async fn block_on_inside_a_multi_thread_runtime_does_not_panic() {
     let (system, _rx) = used_system().await;
     let echo = system.spawn(Echo { stopped: None });
     assert_eq!(system.block_on(echo.ask(Say(5))), Ok(5));
-    system.block_on(tokio::time::sleep(Duration::from_millis(1)));
+    system.block_on(async { tokio::time::sleep(Duration::from_millis(1)).await });
     assert!(system.shutdown());
 }
 
@@ -146,3 +148,4 @@ fn shutdown_and_drop_still_work_outside_any_async_context() {
     assert_eq!(system.block_on(echo.ask(Say(2))), Ok(2));
     drop(system);
 }
+

@@ -268,7 +268,9 @@ impl System {
     ///
     /// Inside an async context (a `#[tokio::main]` application) this does not panic as
     /// tokio's own `block_on` would, but it still blocks the thread, and with it every
-    /// task of a current-thread runtime: there, `.await` the future instead.
+    /// task of a current-thread runtime: there, `.await` the future instead. (A tokio
+    /// timer or socket created before the call belongs to the application's runtime;
+    /// on a current-thread one it cannot make progress while this blocks.)
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let Some(rt) = self.runtime.as_ref() else {
             unreachable!("the runtime lives until the system is dropped")
