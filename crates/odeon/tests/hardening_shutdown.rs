@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use odeon::{
-    Actor, AskError, Context, Handler, Message, SpawnOptions, StopReason, Strategy,
-    SupervisorSpec, System, TellError,
+    Actor, AskError, Context, Handler, Message, SpawnOptions, StopReason, Strategy, SupervisorSpec,
+    System, TellError,
 };
 
 const HANG_GUARD: Duration = Duration::from_secs(10);
@@ -218,11 +218,12 @@ fn an_ask_made_after_shutdown_to_an_abandoned_actor_times_out_on_any_executor() 
     );
     // On a thread of its own, to show the panic (if any) would be the caller's.
     let r2 = r.clone();
-    let on_thread = std::thread::spawn(move || {
-        futures_executor::block_on(r2.ask(Ping(4)).timeout(short))
-    });
+    let on_thread =
+        std::thread::spawn(move || futures_executor::block_on(r2.ask(Ping(4)).timeout(short)));
     assert_eq!(
-        on_thread.join().expect("the ask panicked in its caller's thread"),
+        on_thread
+            .join()
+            .expect("the ask panicked in its caller's thread"),
         Err(AskError::Timeout(short))
     );
     open.send(()).unwrap();

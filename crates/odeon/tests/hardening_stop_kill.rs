@@ -21,7 +21,10 @@ fn small_system() -> System {
 fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
     let start = Instant::now();
     while !cond() {
-        assert!(start.elapsed() < HANG_GUARD, "timed out waiting for: {what}");
+        assert!(
+            start.elapsed() < HANG_GUARD,
+            "timed out waiting for: {what}"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
 }
@@ -109,7 +112,8 @@ fn stop_during_an_await_lets_the_handler_finish_and_reply_then_stops() {
     // Still waiting for its handler: the stop must not have cancelled it.
     std::thread::sleep(Duration::from_millis(50));
     assert!(r.is_alive(), "stopped before its handler finished");
-    open.send(()).expect("the handler's future was dropped by stop()");
+    open.send(())
+        .expect("the handler's future was dropped by stop()");
 
     assert_eq!(system.block_on(reply), Ok("finished"), "its reply is sent");
     assert_eq!(next(&events), Event::Done("w"));
@@ -208,7 +212,10 @@ fn killing_a_parent_kills_its_awaiting_child() {
             Event::Stopped("parent", StopReason::Killed),
         ]
     );
-    assert!(open.send(()).is_err(), "the child's handler was not dropped");
+    assert!(
+        open.send(()).is_err(),
+        "the child's handler was not dropped"
+    );
 }
 
 #[test]

@@ -148,4 +148,3 @@ fn shutdown_and_drop_still_work_outside_any_async_context() {
     assert_eq!(system.block_on(echo.ask(Say(2))), Ok(2));
     drop(system);
 }
-

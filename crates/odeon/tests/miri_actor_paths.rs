@@ -222,7 +222,9 @@ fn kills_notices_and_spawns_after_shutdown_keep_state_sound() {
         Watcher { seen: seen.clone() },
         odeon::SpawnOptions::new().bounded(1),
     );
-    system.block_on(watcher.ask(WatchIt(store.clone()))).unwrap();
+    system
+        .block_on(watcher.ask(WatchIt(store.clone())))
+        .unwrap();
 
     let (tx, rx) = tokio::sync::oneshot::channel::<u64>();
     let parked = store.ask(PutLater(rx));
@@ -240,6 +242,10 @@ fn kills_notices_and_spawns_after_shutdown_keep_state_sound() {
         drops: drops.clone(),
     });
     assert!(!late.is_alive());
-    assert_eq!(drops.load(Ordering::SeqCst), 2, "its state was dropped at once");
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        2,
+        "its state was dropped at once"
+    );
     drop((late, store, watcher));
 }
