@@ -21,7 +21,7 @@
 //! counter.tell(Add(40)).unwrap();              // never blocks
 //! let total = system.block_on(counter.ask(Add(2))).unwrap();
 //! assert_eq!(total, 42);
-//! system.shutdown();                           // stops every actor, runs its hooks
+//! system.shutdown();                           // kills every actor, runs its hooks
 //! ```
 //!
 //! ## Which type do I use?
@@ -48,7 +48,19 @@
 //!    rescues actors stuck behind a worker that loops or blocks.
 //! 4. **FIFO per sender–receiver pair.**
 //! 7. **Failure is visible:** a panic fails that actor only; watchers, links,
-//!    supervisors and pending asks are told.
+//!    supervisors and pending asks are told. Runtime signals (`Terminated`, link
+//!    failures, supervisor and GC signals) are never refused by a bounded mailbox.
+//!
+//! ## Stop and kill
+//! [`ActorRef::stop`] lets the message being handled finish, including an async
+//! handler that is awaiting, then stops the actor; [`ActorRef::kill`] cancels an
+//! awaiting async handler at once. [`System::shutdown`] kills. A synchronous handler is
+//! never interrupted.
+//!
+//! ## Inside a tokio application
+//! A [`System`] may be created, used, dropped and shut down inside `#[tokio::main]`
+//! (either flavour) without panicking; asks are awaited directly, and
+//! [`System::shutdown_async`] shuts down without blocking the executor.
 //!
 //! ## Design
 //! The subsystem roots are design documents: `mailbox/` (lock-free MPSC whose push

@@ -363,7 +363,7 @@ fn asks_queued_behind_a_message_that_stops_the_actor_fail_with_stopped() {
 }
 
 #[test]
-fn pending_asks_fail_with_stopped_when_the_actor_is_stopped_from_outside() {
+fn pending_asks_fail_with_stopped_when_the_actor_is_killed_from_outside() {
     let (fx, calc) = fixture();
     let r = fx.system.spawn(calc);
     let held = r.ask(Hold).timeout(Duration::from_secs(3));
@@ -371,7 +371,7 @@ fn pending_asks_fail_with_stopped_when_the_actor_is_stopped_from_outside() {
     let asks: Vec<_> = (0..10)
         .map(|i| r.ask(Add(i)).timeout(Duration::from_secs(3)))
         .collect();
-    r.stop();
+    r.kill();
     assert_eq!(
         fx.system.block_on(held),
         Err(AskError::Stopped),
@@ -383,25 +383,25 @@ fn pending_asks_fail_with_stopped_when_the_actor_is_stopped_from_outside() {
 }
 
 #[test]
-fn a_stop_requested_while_an_async_handler_is_being_first_polled_is_not_lost() {
+fn a_kill_requested_while_an_async_handler_is_being_first_polled_is_not_lost() {
     let (fx, calc) = fixture();
     let r = fx.system.spawn(calc);
-    // A shorter guard than usual: a lost stop only shows up as a missing reply.
+    // A shorter guard than usual: a lost kill only shows up as a missing reply.
     let held = r.ask(HoldAfterAck).timeout(Duration::from_secs(3));
     fx.wait_entered();
-    // The handler is inside its first poll: the stop arrives before the turn parks.
-    r.stop();
+    // The handler is inside its first poll: the kill arrives before the turn parks.
+    r.kill();
     let queued = r.ask(Add(1));
     fx.ack.send(()).unwrap();
     assert_eq!(
         fx.system.block_on(held),
         Err(AskError::Stopped),
-        "the stop request was lost: the actor parked with its handler still pending"
+        "the kill request was lost: the actor parked with its handler still pending"
     );
     assert_eq!(fx.system.block_on(queued), Err(AskError::Stopped));
     assert!(fx.system.wait_quiescent(Some(GUARD)));
     assert!(!r.is_alive());
-    assert_eq!(*fx.reasons.lock().unwrap(), vec![StopReason::Normal]);
+    assert_eq!(*fx.reasons.lock().unwrap(), vec![StopReason::Killed]);
 }
 
 #[test]

@@ -685,7 +685,7 @@ impl AsyncHandler<Forever> for Recorder {
 }
 
 #[test]
-fn actor_ref_stop_stops_an_actor_parked_in_an_async_handler() {
+fn actor_ref_kill_cancels_an_actor_parked_in_an_async_handler() {
     let system = small_system();
     let log = Log::default();
     let r = system.spawn(Recorder::new("r", &log));
@@ -699,22 +699,22 @@ fn actor_ref_stop_stops_an_actor_parked_in_an_async_handler() {
     let queued = r.ask(Note(1));
     entered.recv_timeout(HANG_GUARD).expect("future polled");
     // Lets the turn park after the poll returned, so this covers the parked path (the
-    // next test covers a stop mid-poll). The expected outcome is the same either way.
+    // next test covers a kill mid-poll). The expected outcome is the same either way.
     std::thread::sleep(Duration::from_millis(20));
 
-    r.stop();
+    r.kill();
     assert_eq!(system.block_on(parked), Err(AskError::Stopped));
     assert_eq!(system.block_on(queued), Err(AskError::Stopped));
     system.run_until_quiescent();
     assert!(!r.is_alive());
     assert_eq!(
         snapshot(&log),
-        ["r started", "r awaiting", "r stopping", "r stopped Normal"]
+        ["r started", "r awaiting", "r stopping", "r stopped Killed"]
     );
 }
 
 #[test]
-fn actor_ref_stop_requested_while_an_async_handler_is_being_polled_still_stops_the_actor() {
+fn actor_ref_kill_requested_while_an_async_handler_is_being_polled_still_stops_the_actor() {
     let system = small_system();
     let log = Log::default();
     let r = system.spawn(Recorder::new("r", &log));
@@ -728,19 +728,19 @@ fn actor_ref_stop_requested_while_an_async_handler_is_being_polled_still_stops_t
         .timeout(Duration::from_secs(2));
     entered.recv_timeout(HANG_GUARD).expect("future polled");
 
-    // The turn is inside `poll`: the stop request arrives while the handler runs.
-    r.stop();
+    // The turn is inside `poll`: the kill request arrives while the handler runs.
+    r.kill();
     release.send(()).unwrap();
 
     assert_eq!(
         system.block_on(pending),
         Err(AskError::Stopped),
-        "the stop request was lost: the actor stayed parked"
+        "the kill request was lost: the actor stayed parked"
     );
     assert!(system.wait_quiescent(Some(HANG_GUARD)));
     assert!(!r.is_alive());
     assert_eq!(
         snapshot(&log),
-        ["r started", "r awaiting", "r stopping", "r stopped Normal"]
+        ["r started", "r awaiting", "r stopping", "r stopped Killed"]
     );
 }

@@ -289,7 +289,8 @@ fn a_send_waiting_for_room_fails_with_stopped_when_the_actor_stops() {
     let mut send = pin!(r.send(Item(2)));
     assert!(send.as_mut().poll(&mut cx).is_pending());
 
-    r.stop();
+    // A kill: a stop would wait for the awaiting `Hold` handler to finish.
+    r.kill();
     let res = fx
         .system
         .block_on(async { tokio::time::timeout(TICK_GUARD, send).await });

@@ -184,3 +184,68 @@ fn strong_refs_share_one_cell_count_across_threads_weak_upgrades_and_myself() {
     drop(weak);
     assert!(system.shutdown());
 }
+
+/// Watches another actor; counts the `Terminated` notices it handles.
+struct Watcher {
+    seen: Arc<AtomicUsize>,
+}
+impl Actor for Watcher {}
+struct WatchIt(odeon::ActorRef<Store>);
+impl Message for WatchIt {
+    type Reply = ();
+}
+impl Handler<WatchIt> for Watcher {
+    fn handle(&mut self, msg: WatchIt, cx: &mut Context<Self>) {
+        cx.watch(&msg.0);
+    }
+}
+impl Handler<odeon::Terminated> for Watcher {
+    fn handle(&mut self, _: odeon::Terminated, _: &mut Context<Self>) {
+        self.seen.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// The paths added for issue 13: a kill drops a parked async handler (whose erased
+/// borrow of the state must end before the state goes), a `Terminated` notice reaches
+/// a bounded watcher outside its bound, and an actor spawned after shutdown is stopped
+/// on the spawning thread, which gives back the runtime's count on its cell.
+#[test]
+fn kills_notices_and_spawns_after_shutdown_keep_state_sound() {
+    let system = small_system();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(AtomicUsize::new(0));
+    let store = system.spawn(Store {
+        items: Vec::new(),
+        drops: drops.clone(),
+    });
+    let watcher = system.spawn_with(
+        Watcher { seen: seen.clone() },
+        odeon::SpawnOptions::new().bounded(1),
+    );
+    system
+        .block_on(watcher.ask(WatchIt(store.clone())))
+        .unwrap();
+
+    let (tx, rx) = tokio::sync::oneshot::channel::<u64>();
+    let parked = store.ask(PutLater(rx));
+    store.kill();
+    assert!(system.block_on(parked).is_err(), "the handler was dropped");
+    assert!(tx.send(1).is_err());
+    system.run_until_quiescent();
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(seen.load(Ordering::SeqCst), 1);
+
+    let handle = system.handle();
+    assert!(system.shutdown());
+    let late = handle.spawn(Store {
+        items: Vec::new(),
+        drops: drops.clone(),
+    });
+    assert!(!late.is_alive());
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        2,
+        "its state was dropped at once"
+    );
+    drop((late, store, watcher));
+}

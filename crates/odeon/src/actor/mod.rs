@@ -43,13 +43,16 @@ use crate::Context;
 /// }
 /// ```
 pub trait Actor: Send + Sized + 'static {
-    /// Runs before the first message, on the actor's first turn.
+    /// Runs before the first message, on the actor's first turn. An actor spawned
+    /// while the system shuts down never starts: it only gets `stopped` (see
+    /// [`SystemHandle::spawn`](crate::SystemHandle::spawn)).
     fn started(&mut self, cx: &mut Context<Self>) {
         let _ = cx;
     }
 
     /// Runs when the actor is about to stop, while it can still use its context
-    /// (children and timers are stopped right after this hook).
+    /// (children and timers are stopped right after this hook). Only for an actor that
+    /// has started.
     fn stopping(&mut self, cx: &mut Context<Self>) {
         let _ = cx;
     }

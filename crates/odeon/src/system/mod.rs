@@ -268,7 +268,9 @@ impl System {
     ///
     /// Inside an async context (a `#[tokio::main]` application) this does not panic as
     /// tokio's own `block_on` would, but it still blocks the thread, and with it every
-    /// task of a current-thread runtime: there, `.await` the future instead.
+    /// task of a current-thread runtime: there, `.await` the future instead. (A tokio
+    /// timer or socket created before the call belongs to the application's runtime;
+    /// on a current-thread one it cannot make progress while this blocks.)
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let Some(rt) = self.runtime.as_ref() else {
             unreachable!("the runtime lives until the system is dropped")
@@ -277,8 +279,11 @@ impl System {
             return rt.block_on(future);
         }
         // tokio refuses to start a runtime inside another one; poll on this thread.
+        // Unconstrained: the enclosing tokio task's cooperative budget is never renewed
+        // while this blocks it, and once spent every tokio resource would answer
+        // "pending, try again" forever.
         let _io = rt.enter();
-        futures_executor::block_on(future)
+        futures_executor::block_on(tokio::task::unconstrained(future))
     }
 
     /// Blocks until the system is quiescent: every actor idle, no message in flight, no
