@@ -46,7 +46,8 @@ cleanup() {
   ip netns del "$NS_A" 2>/dev/null || true
   ip netns del "$NS_B" 2>/dev/null || true
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 cd "$ROOT"
 cargo build --release -p odeon-examples --bin odeon-soak

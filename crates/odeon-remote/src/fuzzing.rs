@@ -28,13 +28,10 @@ pub fn handshake(data: &[u8]) {
 /// A handshake message as the link's opening decodes it, plus the identity check it
 /// applies to what the peer claims.
 fn handshake_message(data: &[u8]) {
-    if let Ok(m) = round_trip::<Handshake>(data) {
-        match m {
-            Handshake::Hello { from, .. } | Handshake::Challenge { from, .. } => {
-                let _ = from.validate();
-            }
-            _ => {}
-        }
+    if let Ok(Handshake::Hello { from, .. } | Handshake::Challenge { from, .. }) =
+        round_trip::<Handshake>(data)
+    {
+        let _ = from.validate();
     }
 }
 
