@@ -34,12 +34,20 @@ declare -A PORT=([a]=7501 [b]=7502 [c]=7503) PID=() LIFE=([a]=0 [b]=0 [c]=0)
 cleanup() {
   for p in "${PID[@]}"; do kill -9 "$p" 2>/dev/null || true; done
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
+# start NODE: a node seeded with the nodes started before it (a node refuses to start
+# when a seed does not answer; gossip tells it about the others), working against both
+# others.
 start() {
   local n=$1 args=() m
   for m in a b c; do
-    [ "$m" = "$n" ] || args+=(--seed "127.0.0.1:${PORT[$m]}" --peer "$m")
+    [ "$m" = "$n" ] && continue
+    args+=(--peer "$m")
+    if [ "$n" = c ] || { [ "$n" = b ] && [ "$m" = a ]; }; then
+      args+=(--seed "127.0.0.1:${PORT[$m]}")
+    fi
   done
   "$BIN" node --name "$n" --listen "127.0.0.1:${PORT[$n]}" --report-s 10 "${args[@]}" \
     >>"$OUT/$n.log" 2>>"$OUT/$n.err" &
@@ -47,7 +55,10 @@ start() {
   LIFE[$n]=$((LIFE[$n] + 1))
 }
 
-for n in a b c; do start "$n"; done
+for n in a b c; do
+  start "$n"
+  sleep 1
+done
 CSV=$OUT/soak.csv
 echo "t_s,node,life,pid,rss_kb,fds,threads" >"$CSV"
 t0=$(date +%s)

@@ -15,40 +15,55 @@ const RUNS: usize = 64;
 /// answers pings (for round-trip times).
 #[derive(Debug, Default)]
 pub struct Sink {
-    runs: HashMap<u64, RunReport>,
+    runs: HashMap<u64, Run>,
     order: VecDeque<u64>,
 }
 impl Actor for Sink {}
+
+/// What a sink keeps of one sender run.
+#[derive(Debug, Default)]
+struct Run {
+    received: u64,
+    reordered: u64,
+    duplicates: u64,
+    /// One more than the highest number seen.
+    next: u64,
+    /// Which numbers arrived, for runs that ask for exact accounting (`send`): one bit
+    /// each. Empty otherwise, so that a long soak keeps constant memory.
+    seen: Vec<u64>,
+}
+
+impl Run {
+    /// Marks `n` seen; whether it was already.
+    fn mark(&mut self, n: u64) -> bool {
+        let (word, bit) = ((n / 64) as usize, 1u64 << (n % 64));
+        if self.seen.len() <= word {
+            self.seen.resize(word + 1, 0);
+        }
+        let was = self.seen[word] & bit != 0;
+        self.seen[word] |= bit;
+        was
+    }
+
+    fn has(&self, n: u64) -> bool {
+        self.seen
+            .get((n / 64) as usize)
+            .is_some_and(|w| w & (1 << (n % 64)) != 0)
+    }
+}
 
 /// Tell number `n` (from 0) of the sender's run `run`.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Seq {
     /// Drawn at random by the sender when it starts.
     pub run: u64,
-    /// Counts from 0 without gaps on the sender.
+    /// Counts from 0 without gaps on the sender (a refused tell keeps its number).
     pub n: u64,
+    /// Keep one bit per number, to tell duplicates from reordering exactly.
+    pub exact: bool,
 }
 impl Message for Seq {
     type Reply = ();
-}
-
-/// What a sink saw of one run.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct RunReport {
-    /// Tells received.
-    pub received: u64,
-    /// Tells whose number was not above the highest seen: duplicates or reordered.
-    pub not_increasing: u64,
-    /// One more than the highest number seen (0 if none).
-    pub next: u64,
-}
-
-impl RunReport {
-    /// Numbers below the highest seen that never arrived (assuming no duplicates).
-    pub fn gaps(&self) -> u64 {
-        self.next
-            .saturating_sub(self.received - self.not_increasing)
-    }
 }
 
 impl Handler<Seq> for Sink {
@@ -63,23 +78,64 @@ impl Handler<Seq> for Sink {
         }
         let r = self.runs.entry(m.run).or_default();
         r.received += 1;
-        if m.n < r.next {
-            r.not_increasing += 1;
-        } else {
-            r.next = m.n + 1;
+        let duplicate = m.exact && r.mark(m.n);
+        if duplicate {
+            r.duplicates += 1;
+        } else if m.n < r.next {
+            r.reordered += 1;
         }
+        r.next = r.next.max(m.n + 1);
     }
 }
 
-/// What the sink saw of run `0`.
+/// What the sink saw of run `run`, given what the sender knows: it numbered `sent`
+/// tells (0..sent) and `refused` were refused by `tell`.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Report(pub u64);
+pub struct Report {
+    /// The run.
+    pub run: u64,
+    /// Tells numbered.
+    pub sent: u64,
+    /// The numbers whose `tell` returned an error.
+    pub refused: Vec<u64>,
+}
 impl Message for Report {
     type Reply = RunReport;
 }
+
+/// The verdict on one run (exact for runs sent with `exact`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RunReport {
+    /// Tells received, duplicates included.
+    pub received: u64,
+    /// Tells received more than once.
+    pub duplicates: u64,
+    /// Tells received after one with a higher number.
+    pub reordered: u64,
+    /// Tells accepted by `tell` and never received.
+    pub lost: u64,
+    /// Tells refused by `tell` and received all the same.
+    pub refused_but_delivered: u64,
+}
+
 impl Handler<Report> for Sink {
     fn handle(&mut self, m: Report, _: &mut Context<Self>) -> RunReport {
-        self.runs.get(&m.0).cloned().unwrap_or_default()
+        let Some(r) = self.runs.get(&m.run) else {
+            return RunReport {
+                lost: m.sent - m.refused.len() as u64,
+                ..RunReport::default()
+            };
+        };
+        let refused_but_delivered = m.refused.iter().filter(|&&n| r.has(n)).count() as u64;
+        let distinct = (0..m.sent).filter(|&n| r.has(n)).count() as u64;
+        RunReport {
+            received: r.received,
+            duplicates: r.duplicates,
+            reordered: r.reordered,
+            lost: (m.sent - m.refused.len() as u64)
+                .saturating_sub(distinct - refused_but_delivered),
+            refused_but_delivered,
+        }
     }
 }
 

@@ -228,7 +228,11 @@ fn run(system: &System, node: &Node, args: &Args) {
                     let Some(sink) = sink.lock().unwrap().clone() else {
                         continue;
                     };
-                    match sink.tell(Seq { run, n: n[i] }) {
+                    match sink.tell(Seq {
+                        run,
+                        n: n[i],
+                        exact: false,
+                    }) {
                         Ok(()) => _ = stats.tells.fetch_add(1, Relaxed),
                         Err(_) => _ = stats.tell_errors.fetch_add(1, Relaxed),
                     }
@@ -325,32 +329,80 @@ fn send(system: &System, node: &Node, args: &Args) -> ExitCode {
         eprintln!("odeon-soak: sink-{target} not found in 30 s");
         return ExitCode::from(1);
     };
+    // The ref in use: after a failed ask it is looked up again, as an application
+    // would, so that a healed link is used again.
+    let current = Mutex::new(sink);
     let stats = Stats::default();
     let stop = AtomicBool::new(false);
     let run = run_id();
+    let started = Instant::now();
+    // The longest time from a failed ask to the next successful one. Unit: ms.
+    let longest_outage = AtomicU64::new(0);
+    let (numbered, refused) = (AtomicU64::new(0), Mutex::new(Vec::new()));
     std::thread::scope(|s| {
         s.spawn(|| {
             let tick = Duration::from_micros(1_000_000 / args.rate);
             let mut next = Instant::now();
             let mut n = 0;
             while !stop.load(Relaxed) {
-                match sink.tell(Seq { run, n }) {
+                let sink = current.lock().unwrap().clone();
+                match sink.tell(Seq {
+                    run,
+                    n,
+                    exact: true,
+                }) {
                     Ok(()) => _ = stats.tells.fetch_add(1, Relaxed),
-                    Err(_) => _ = stats.tell_errors.fetch_add(1, Relaxed),
+                    Err(_) => {
+                        stats.tell_errors.fetch_add(1, Relaxed);
+                        refused.lock().unwrap().push(n);
+                    }
                 }
                 n += 1;
+                numbered.store(n, Relaxed);
                 next += tick;
                 std::thread::sleep(next.saturating_duration_since(Instant::now()));
             }
         });
         s.spawn(|| {
-            let mut k = 0;
+            let (mut k, mut failing_since) = (0, None::<Instant>);
             while !stop.load(Relaxed) {
+                let sink = current.lock().unwrap().clone();
                 let t = Instant::now();
                 let r = system.block_on(sink.ask(Ping(k)).timeout(Duration::from_secs(5)));
                 stats.ask_outcome(t, &r);
+                match (&r, failing_since) {
+                    (Ok(_), Some(since)) => {
+                        let ms = since.elapsed().as_millis() as u64;
+                        longest_outage.fetch_max(ms, Relaxed);
+                        println!(
+                            "recovered after {ms} ms at t={:.1}s",
+                            started.elapsed().as_secs_f64()
+                        );
+                        failing_since = None;
+                    }
+                    (Err(e), None) => {
+                        println!(
+                            "ask failed at t={:.1}s: {e}",
+                            t.duration_since(started).as_secs_f64()
+                        );
+                        failing_since = Some(t);
+                    }
+                    _ => {}
+                }
+                if r.is_err()
+                    && let Some(fresh) = find_sink(system, node, target, Duration::ZERO)
+                {
+                    *current.lock().unwrap() = fresh;
+                }
                 k += 1;
                 std::thread::sleep(Duration::from_millis(100));
+            }
+            if let Some(since) = failing_since {
+                println!(
+                    "not recovered: asks failing for the last {} ms",
+                    since.elapsed().as_millis()
+                );
+                longest_outage.fetch_max(since.elapsed().as_millis() as u64, Relaxed);
             }
         });
         std::thread::sleep(Duration::from_secs(args.seconds.unwrap_or(10)));
@@ -361,10 +413,14 @@ fn send(system: &System, node: &Node, args: &Args) -> ExitCode {
     let deadline = Instant::now() + Duration::from_secs(30);
     let (mut report, mut steady_since) = (None::<actors::RunReport>, Instant::now());
     while Instant::now() < deadline && steady_since.elapsed() < Duration::from_secs(2) {
-        let target_sink =
-            find_sink(system, node, target, Duration::from_secs(5)).unwrap_or_else(|| sink.clone());
-        if let Ok(r) = system.block_on(target_sink.ask(Report(run)).timeout(Duration::from_secs(5)))
-        {
+        let sink = find_sink(system, node, target, Duration::from_secs(5))
+            .unwrap_or_else(|| current.lock().unwrap().clone());
+        let ask = sink.ask(Report {
+            run,
+            sent: numbered.load(Relaxed),
+            refused: refused.lock().unwrap().clone(),
+        });
+        if let Ok(r) = system.block_on(ask.timeout(Duration::from_secs(5))) {
             if report.as_ref().is_none_or(|old| old.received != r.received) {
                 steady_since = Instant::now();
             }
@@ -372,28 +428,30 @@ fn send(system: &System, node: &Node, args: &Args) -> ExitCode {
         }
         std::thread::sleep(Duration::from_millis(250));
     }
-    let Some(report) = report else {
-        println!("result report=unavailable");
-        return ExitCode::from(1);
-    };
     let (p50, p99, max) = stats.take_rtts();
     let sent = stats.tells.load(Relaxed);
+    let received = match &report {
+        Some(r) => format!(
+            "received={} lost={} duplicated={} reordered={} refused_but_delivered={}",
+            r.received, r.lost, r.duplicates, r.reordered, r.refused_but_delivered
+        ),
+        None => "report=unavailable".to_owned(),
+    };
     println!(
-        "result sent={sent} received={} lost={} duplicated_or_reordered={} gaps={} tell_errors={} \
-         asks_ok={} unreachable={} timeouts={} other_errors={} \
-         rtt_p50_ms={:.1} rtt_p99_ms={:.1} rtt_max_ms={:.1}",
-        report.received,
-        sent.saturating_sub(report.received - report.not_increasing),
-        report.not_increasing,
-        report.gaps(),
+        "result sent={sent} {received} tell_errors={} asks_ok={} unreachable={} timeouts={} \
+         other_errors={} longest_outage_ms={} rtt_p50_ms={:.1} rtt_p99_ms={:.1} rtt_max_ms={:.1}",
         stats.tell_errors.load(Relaxed),
         stats.asks_ok.load(Relaxed),
         stats.unreachable.load(Relaxed),
         stats.timeouts.load(Relaxed),
         stats.other_errors.load(Relaxed),
+        longest_outage.load(Relaxed),
         p50 as f64 / 1000.0,
         p99 as f64 / 1000.0,
         max as f64 / 1000.0,
     );
+    if report.is_none() {
+        return ExitCode::from(1);
+    }
     ExitCode::SUCCESS
 }

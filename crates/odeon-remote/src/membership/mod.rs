@@ -63,6 +63,7 @@ pub(crate) mod auth;
 mod codec;
 mod config;
 mod events;
+pub(crate) mod inflate;
 mod socket;
 
 use std::collections::BTreeMap;
