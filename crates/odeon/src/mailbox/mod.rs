@@ -6,7 +6,8 @@
 //!   sender writes, is a separate [`queue::Head`], so that the cell can keep it away
 //!   from the lines its turn works on.
 //! - [`node`]: one heap node per message with a static vtable; signals (restart, GC
-//!   check, child events) are nodes too, so all of an actor's input is one FIFO.
+//!   check, child events) and notices (`Terminated`) are nodes too, so all of an
+//!   actor's input is one FIFO. Only user messages count against a bound.
 //! - [`alloc`]: where nodes come from: first a per-thread stack of recycled nodes of
 //!   the same size (`recycle`), then mimalloc.
 //!
