@@ -2,6 +2,7 @@
 # Runs every cargo-fuzz target of fuzz/ for a fixed time and fails if one crashes.
 #
 #   scripts/fuzz.sh [seconds-per-target] [target...]     (default: 60 s, every target)
+#   FUZZ_ARGS="-max_len=65536 -malloc_limit_mb=64" scripts/fuzz.sh 600 gossip
 #
 # Installs what it needs: the pinned nightly toolchain (the one .ci/run uses for Miri)
 # and cargo-fuzz. Each target starts from its committed seed corpus, fuzz/corpus/<t>/,
@@ -32,7 +33,7 @@ for t in "${targets[@]}"; do
   start=$(date +%s)
   # -rss_limit_mb: a decoder that allocates from a hostile length shows as a crash.
   if cargo "+$TOOLCHAIN" fuzz run -O "$t" "work/$t" "corpus/$t" -- \
-      -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=1024 -print_final_stats=1 \
+      -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=1024 -print_final_stats=1 ${FUZZ_ARGS:-} \
       >"work/$t.log" 2>&1; then
     echo "   ok: $(grep -E '^stat::number_of_executed_units' "work/$t.log" | awk '{print $2}') runs" \
       "in $(($(date +%s) - start))s, corpus $(ls "work/$t" | wc -l) inputs"
