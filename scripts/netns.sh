@@ -51,7 +51,7 @@ trap 'exit 130' INT TERM
 
 cd "$ROOT"
 cargo build --release -p odeon-examples --bin odeon-soak
-BIN=$ROOT/target/release/odeon-soak
+BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/odeon-soak
 OUT=${OUT:-$ROOT/target/netns}
 mkdir -p "$OUT"
 export ODEON_SECRET=${ODEON_SECRET:-"netns-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"}

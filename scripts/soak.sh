@@ -26,7 +26,7 @@ export ODEON_SECRET=${ODEON_SECRET:-"soak-$(head -c 16 /dev/urandom | od -An -tx
 python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install --quiet matplotlib
 cd "$ROOT"
 cargo build --release -p odeon-examples --bin odeon-soak
-BIN=$ROOT/target/release/odeon-soak
+BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/odeon-soak
 mkdir -p "$OUT"
 rm -f "$OUT"/*.log
 
