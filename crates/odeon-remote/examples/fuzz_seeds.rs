@@ -15,8 +15,8 @@ use odeon_remote::fuzzing;
 use odeon_remote::membership::{Membership, MembershipConfig};
 use odeon_remote::transport::Secret;
 use odeon_remote::wire::{
-    self, FrameWriter, Handshake, NodeId, Outcome, PROTOCOL_VERSION, Traffic, WireFailure, WireRef,
-    WireStopReason,
+    self, FrameWriter, Handshake, NodeId, Outcome, PROTOCOL_VERSION, Refusal, Traffic, WireFailure,
+    WireRef, WireStopReason,
 };
 
 fn id(name: &str) -> NodeId {
@@ -35,28 +35,38 @@ fn handshake() -> Vec<Vec<u8>> {
         Handshake::Hello {
             version: PROTOCOL_VERSION,
             from: id("a"),
-            nonce: [1; 32],
+            spake: vec![0x53; 33],
         },
-        Handshake::Challenge {
+        Handshake::Reply {
             from: id("listener"),
-            nonce: [2; 32],
-            proof: [3; 32],
+            spake: vec![0x53; 33],
         },
-        Handshake::Proof { proof: [4; 32] },
-        Handshake::Welcome,
+        Handshake::Confirm { mac: [4; 32] },
+        Handshake::Welcome { mac: [5; 32] },
         Handshake::Refused {
-            reason: "authentication failed".into(),
+            reason: Refusal::NotAuthenticated,
+        },
+        Handshake::Refused {
+            reason: Refusal::Version {
+                ours: PROTOCOL_VERSION,
+            },
+        },
+        Handshake::Refused {
+            reason: Refusal::TlsRequired,
+        },
+        Handshake::Refused {
+            reason: Refusal::Other("authentication failed".into()),
         },
         Handshake::Hello {
             version: PROTOCOL_VERSION + 1,
             from: id(""),
-            nonce: [0; 32],
+            spake: Vec::new(),
         },
     ]
     .iter()
     .map(enc)
     .collect();
-    let mut trailing = enc(&Handshake::Welcome);
+    let mut trailing = enc(&Handshake::Welcome { mac: [0; 32] });
     trailing.push(0);
     seeds.extend([Vec::new(), trailing, vec![0xff; 8]]);
     seeds
