@@ -69,7 +69,7 @@
 //! ([`NodeBuilder::lost_after`]; a handshake under way then may take up to another
 //! `lost_after`), when its link carries nothing (not even a heartbeat,
 //! [`NodeBuilder::heartbeat_interval`]) for `lost_after` whatever gossip says, when
-//! the gossip failure detector declares it down, or when it leaves (then it is logged
+//! the gossip failure detector declares it down while no link to it is up, or when it leaves (then it is logged
 //! as a leave, not a failure). At that moment, once, on this node:
 //! - pending asks to it fail with `AskError::Unreachable`;
 //! - watchers of its actors get `Terminated` with `StopReason::NodeLost`, and local

@@ -414,9 +414,7 @@ async fn follow_members(
                     node.peer(&m.node, Some(m.link_addr));
                 }
             }
-            MemberEvent::Down(id) => {
-                node.forget_by_id(&id, "the failure detector declared it down")
-            }
+            MemberEvent::Down(id) => node.gossip_down(&id),
             MemberEvent::Left(id) => node.forget_by_id(&id, "it left the cluster"),
         }
     }

@@ -385,4 +385,52 @@ mod tests {
             "the other end still holds the old link"
         );
     }
+
+    // The netns pause-2s scenario (scripts/netns.sh) found this: gossip's phi-accrual
+    // detector reported a peer down after a 2 s pause, shorter than `lost_after`, and
+    // the peer was lost with everything queued to it. With its link up, gossip's word
+    // is left to the link's own watch; without a link, it loses the peer at once.
+    #[test]
+    fn gossip_reporting_a_linked_peer_down_leaves_the_verdict_to_the_link() {
+        let secret = || Secret::new("a secret of 16+ bytes").unwrap();
+        let slow = Duration::from_secs(60);
+        let (sa, sb) = (System::new(), System::new());
+        let a = sa
+            .block_on(
+                Node::builder("a")
+                    .secret(secret())
+                    .lost_after(slow)
+                    .start(&sa.handle()),
+            )
+            .unwrap();
+        let b = sb
+            .block_on(
+                Node::builder("b")
+                    .secret(secret())
+                    .lost_after(slow)
+                    .seed(a.listen_addr())
+                    .start(&sb.handle()),
+            )
+            .unwrap();
+        let linked = |n: &Node, id: &crate::wire::NodeId| {
+            n.inner()
+                .known_peer(id)
+                .is_some_and(|p| p.state.lock().active)
+        };
+        assert!(eventually(|| linked(&b, a.id())), "linked");
+        b.inner().gossip_down(a.id());
+        assert!(
+            b.peers().contains(a.id()),
+            "a working link outweighs gossip"
+        );
+        let a_id = a.id().clone();
+        drop(a);
+        assert!(eventually(|| !linked(&b, &a_id)), "the link ends with a");
+        assert!(
+            b.peers().contains(&a_id),
+            "lost_after (60 s) has not run out"
+        );
+        b.inner().gossip_down(&a_id);
+        assert!(!b.peers().contains(&a_id), "without a link gossip decides");
+    }
 }

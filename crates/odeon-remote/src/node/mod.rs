@@ -197,6 +197,21 @@ impl NodeInner {
             .collect()
     }
 
+    /// Gossip's failure detector declared `id` down. A peer whose link is up is left
+    /// to the link's own watch (silent for `lost_after`, heartbeats included, loses it):
+    /// gossip's phi-accrual detector can fire after a pause of two seconds, shorter than
+    /// `lost_after`, and a pause shorter than `lost_after` must not lose anything. A
+    /// peer without a link is lost at once.
+    pub(crate) fn gossip_down(&self, id: &NodeId) {
+        let peer = self.peers.lock().get(id).cloned();
+        let Some(p) = peer else { return };
+        if p.state.lock().active {
+            tracing::debug!(peer = %id, "gossip reports it down; its link decides");
+            return;
+        }
+        self.forget_peer(&p, "the failure detector declared it down");
+    }
+
     /// Loses the peer `id`, if it is known.
     pub(crate) fn forget_by_id(&self, id: &NodeId, why: &str) {
         let peer = self.peers.lock().get(id).cloned();

@@ -27,8 +27,8 @@
 //! When the link fails, the driver redials with exponential backoff. The peer is lost
 //! when no link is back within `lost_after` (a handshake under way at that moment may
 //! take up to another `lost_after`), when its link carried nothing (not even a
-//! heartbeat) for `lost_after`, when the failure detector declares it down, or when it
-//! says it is leaving. Then, once: pending asks fail with `Unreachable`, watchers of
+//! heartbeat) for `lost_after`, when the failure detector declares it down while no
+//! link is up, or when it says it is leaving. Then, once: pending asks fail with `Unreachable`, watchers of
 //! its actors get `Terminated` with `StopReason::NodeLost`, refs to its actors refuse
 //! further sends, the link is closed (driver stopped, socket closed) and the frames
 //! still queued on it are dropped. A later link to the same node belongs to a new
