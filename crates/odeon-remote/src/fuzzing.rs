@@ -51,7 +51,10 @@ where
 /// message inside an authentic datagram, which is the only way bytes reach chitchat's
 /// decoder (`membership/socket.rs`): sealed, opened, then decoded.
 pub fn gossip(data: &[u8]) {
-    let key = GossipKey::new(&Secret::new(GOSSIP_SECRET).expect("a long secret"));
+    // Derived once: Argon2id per input held the target to ~20 inputs a second.
+    static KEY: std::sync::OnceLock<GossipKey> = std::sync::OnceLock::new();
+    let key =
+        KEY.get_or_init(|| GossipKey::new(&Secret::new(GOSSIP_SECRET).expect("a long secret")));
     let _ = key.open(data);
     let mut datagram = Vec::with_capacity(data.len() + 64);
     key.seal(data, &mut datagram);
