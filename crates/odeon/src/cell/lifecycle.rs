@@ -229,6 +229,8 @@ impl<A: Actor> Cell<A> {
         // for the handler to finish, and only a kill wakes the turn to cancel it.
         self.signal(|_| {});
         if bits & KILL_REQUESTED != 0 {
+            // Pairs with the fence in the turn's `park` (see there).
+            std::sync::atomic::fence(Ordering::SeqCst);
             self.wake_turn();
         }
     }

@@ -246,7 +246,28 @@ impl<A: Actor> Cell<A> {
                 .wake
                 .compare_exchange(RUNNING, PARKED, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => return RunOutcome::Parked,
+                Ok(_) => {
+                    // A kill that looked at `wake` before this turn set `RUNNING`
+                    // (while it was `IDLE` or `SCHEDULED`) woke nobody. The fence pairs
+                    // with the one in `request`: either its `wake_turn` sees `PARKED`,
+                    // or this load sees its flag.
+                    std::sync::atomic::fence(Ordering::SeqCst);
+                    if self.flags.load(Ordering::Relaxed) & KILL_REQUESTED != 0
+                        && self
+                            .wake
+                            .compare_exchange(
+                                PARKED,
+                                SCHEDULED,
+                                Ordering::AcqRel,
+                                Ordering::Acquire,
+                            )
+                            .is_ok()
+                    {
+                        // The next turn sees the kill and cancels the handler.
+                        return RunOutcome::Requeue;
+                    }
+                    return RunOutcome::Parked;
+                }
                 Err(NOTIFIED) => {
                     if self.flags.load(Ordering::Acquire) & KILL_REQUESTED != 0 {
                         // A kill woke us: the next turn sees it and cancels the handler.
