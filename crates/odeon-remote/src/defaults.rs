@@ -48,7 +48,8 @@ pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(1);
 /// Messages (tells and asks) queued toward one peer node before a `tell` fails with
 /// `TellError::Full` and `ActorRef::send` waits. Runtime signals (replies, watch
 /// notices, stops) are never counted nor refused. The memory this bounds is this
-/// many encoded messages per peer, plus one write batch (256 KiB). Unit: messages.
+/// many encoded messages per peer, plus the batch its link's driver is writing (what
+/// was queued when it took it). Unit: messages.
 pub const OUTBOX_BOUND: usize = 16 * 1024;
 
 /// The deadline of node requests (lookups, remote spawns).

@@ -160,6 +160,7 @@ pub mod defaults;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod inline;
 pub mod interface;
 pub mod membership;
 mod metrics;

@@ -109,8 +109,10 @@ where
     let ask = target.ask(msg);
     let codec = codec.clone();
     // The reply is awaited off the reader task, so one slow actor does not hold up
-    // the link; the message itself was enqueued above, in arrival order.
-    tokio::spawn(async move {
+    // the link; the message itself was enqueued above, in arrival order. It is encoded
+    // and sent on the thread that completes the ask (the actor's worker, as it
+    // replies), with no task of its own (see `inline.rs`).
+    crate::inline::run(async move {
         let outcome = match ask.await {
             Ok(value) => match encode_with(&value, &*codec) {
                 Ok(bytes) => Outcome::Ok(bytes),

@@ -1,5 +1,6 @@
 //! The driver of one peer's link: it dials (with backoff) or takes an accepted link,
-//! writes the outbox in batches, sends heartbeats while the link is idle, reads and
+//! writes what the outbox queued in batches (idle sends write themselves, see
+//! `outbox.rs`), sends heartbeats while the link is idle, reads and
 //! dispatches the peer's frames, and declares the peer lost when no link is back, or
 //! the link has carried nothing, for `lost_after` (see `peer.rs`).
 
@@ -9,16 +10,14 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
+use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::NodeInner;
-use super::peer::{Out, Peer};
-use crate::transport::{self, Link, LinkReader};
+use super::peer::Peer;
+use crate::transport::{self, Link, LinkReader, LinkWriter};
 use crate::wire::{self, FrameReader, Traffic};
-
-/// The most bytes the driver batches into one write.
-const BATCH: usize = 256 * 1024;
 
 /// How a link ended.
 enum End {
@@ -43,7 +42,6 @@ impl Drop for AbortOnDrop {
 pub(super) async fn drive(
     node: Weak<NodeInner>,
     peer: Arc<Peer>,
-    mut outbox: mpsc::UnboundedReceiver<Out>,
     mut links: mpsc::UnboundedReceiver<Link>,
 ) {
     let mut closed = peer.closed();
@@ -93,7 +91,7 @@ pub(super) async fn drive(
         };
         drop(n);
         backoff = Duration::ZERO;
-        let end = run_link(&node, &peer, link, &mut outbox, &mut closed, &settings).await;
+        let end = run_link(&node, &peer, link, &mut closed, &settings).await;
         peer.state.lock().active = false;
         match end {
             End::Leaving | End::Lost => return,
@@ -194,13 +192,10 @@ async fn run_link(
     node: &Weak<NodeInner>,
     peer: &Arc<Peer>,
     link: Link,
-    outbox: &mut mpsc::UnboundedReceiver<Out>,
     closed: &mut watch::Receiver<bool>,
     settings: &super::Settings,
 ) -> End {
-    let Link {
-        reader, mut writer, ..
-    } = link;
+    let Link { reader, writer, .. } = link;
     tracing::debug!(peer = %peer.id, "link up");
     let heartbeat = super::link_heartbeat(settings.heartbeat(), peer.state.lock().quiet);
     let mut reading = AbortOnDrop(tokio::spawn(read_link(
@@ -209,86 +204,145 @@ async fn run_link(
         reader,
         settings.lost_after,
     )));
-    let mut last_write = Instant::now();
+    let (writer, unwritten) = writer.into_parts();
+    let mut sink = Sink::new(writer);
+    let link_start = Instant::now();
+    peer.outbox.link_up(sink.direct());
     // Whether a write was cut short: the stream may end inside a frame.
     let mut torn = false;
-    let end = loop {
-        let mut leave = false;
+    let mut leftover = (!unwritten.is_empty()).then(|| unwritten.to_vec());
+    let end = 'link: loop {
+        // Write what is queued (at first, also what waited for this link), one batch
+        // per write, until the queue is empty and direct writes may resume.
+        loop {
+            let batch = match leftover.take() {
+                Some(bytes) => bytes,
+                None => match peer.outbox.take() {
+                    (Some(taken), _) => {
+                        // The frames left the queue: their places are free again.
+                        peer.release(taken.counted);
+                        taken.bytes
+                    }
+                    (None, true) => break 'link End::Leaving,
+                    (None, false) => break,
+                },
+            };
+            // A write blocks while the peer does not read; the peer's loss ends it, and
+            // so does the end of the reader (which is what watches for silence).
+            let written = tokio::select! {
+                biased;
+                _ = closed.wait_for(|lost| *lost) => None,
+                _ = &mut reading.0 => Some(Err(None)),
+                r = sink.write_all(&batch) => Some(r.map_err(Some)),
+            };
+            match written {
+                None => {
+                    torn = true;
+                    break 'link End::Lost;
+                }
+                Some(Err(None)) => {
+                    torn = true;
+                    break 'link End::Down;
+                }
+                Some(Err(Some(e))) => {
+                    tracing::warn!(peer = %peer.id, error = %e, "link write failed");
+                    break 'link End::Down;
+                }
+                Some(Ok(())) => {}
+            }
+        }
+        let quiet_since = peer
+            .outbox
+            .last_send()
+            .map_or(link_start, Instant::from_std);
+        let quiet_until = quiet_since.max(link_start) + heartbeat;
         tokio::select! {
             biased;
             _ = closed.wait_for(|lost| *lost) => break End::Lost,
             _ = &mut reading.0 => break End::Down,
-            out = outbox.recv() => {
-                let Some(out) = out else { break End::Down };
-                let mut taken = 0;
-                let mut next = Some(out);
-                // Batch whatever else is queued into one write.
-                while let Some(out) = next.take() {
-                    match out {
-                        Out::Frame { bytes, counted } => {
-                            taken += usize::from(counted);
-                            if let Err(e) = writer.push(&bytes) {
-                                tracing::error!(peer = %peer.id, error = %e, "frame dropped");
-                            }
-                        }
-                        Out::Leave => {
-                            leave = true;
-                            break;
-                        }
-                    }
-                    if writer.pending() < BATCH {
-                        next = outbox.try_recv().ok();
-                    }
-                }
-                // The frames left the outbox: their places are free again. What is
-                // batched in the writer is bounded by BATCH plus one frame.
-                peer.release(taken);
-            }
-            () = tokio::time::sleep_until(last_write + heartbeat) => {
-                if let Ok(bytes) = wire::encode(&Traffic::Heartbeat) {
-                    let _ = writer.push(&bytes);
+            () = peer.outbox.woken() => {}
+            () = tokio::time::sleep_until(quiet_until) => {
+                // Direct writes move `last_send` without waking us: look again.
+                let last = peer.outbox.last_send().map_or(link_start, Instant::from_std);
+                if last.max(link_start) + heartbeat <= Instant::now() {
+                    let _ = peer.send(&Traffic::Heartbeat);
                 }
             }
-        }
-        // A flush blocks while the peer does not read; the peer's loss ends it, and so
-        // does the end of the reader (which is what watches for silence).
-        let flushed = tokio::select! {
-            biased;
-            _ = closed.wait_for(|lost| *lost) => None,
-            _ = &mut reading.0 => Some(Err(None)),
-            r = writer.flush() => Some(r.map_err(Some)),
-        };
-        match flushed {
-            None => {
-                torn = true;
-                break End::Lost;
-            }
-            Some(Err(None)) => {
-                torn = true;
-                break End::Down;
-            }
-            Some(Err(Some(e))) => {
-                tracing::warn!(peer = %peer.id, error = %e, "link write failed");
-                break End::Down;
-            }
-            Some(Ok(())) => last_write = Instant::now(),
-        }
-        if leave {
-            let _ = writer.get_mut().shutdown().await;
-            break End::Leaving;
         }
     };
-    if matches!(end, End::Lost) && !torn {
+    peer.outbox.link_down();
+    if matches!(end, End::Leaving) {
+        sink.close().await;
+    } else if matches!(end, End::Lost) && !torn {
         // Best effort: tell the peer, so that it loses this node too rather than
         // redialing into a link whose other end has forgotten everything.
-        if let Ok(bytes) = wire::encode(&Traffic::Lost) {
-            let _ = writer.push(&bytes);
-            let _ = tokio::time::timeout(heartbeat, writer.flush()).await;
+        if let Ok(frame) = wire::encode_frame(&Traffic::Lost, wire::frame::PREFIX + 16) {
+            let _ = tokio::time::timeout(heartbeat, sink.write_all(&frame)).await;
         }
     }
     drop(reading);
     tracing::debug!(peer = %peer.id, "link down");
     end
+}
+
+/// The writing end of a link as the driver holds it.
+enum Sink {
+    /// Plain TCP: shared with the outbox, whose senders write to it directly while
+    /// the link is idle (see `outbox.rs`); the driver writes only while it holds the
+    /// outbox's `writing` mark, so the two never interleave.
+    Tcp(Arc<OwnedWriteHalf>),
+    /// TLS: written by the driver alone.
+    Tls(LinkWriter),
+}
+
+impl Sink {
+    fn new(writer: LinkWriter) -> Self {
+        match writer.into_tcp() {
+            Ok(tcp) => Self::Tcp(Arc::new(tcp)),
+            Err(tls) => Self::Tls(tls),
+        }
+    }
+
+    /// What the outbox may write to directly.
+    fn direct(&self) -> Option<Arc<OwnedWriteHalf>> {
+        match self {
+            Self::Tcp(w) => Some(w.clone()),
+            Self::Tls(_) => None,
+        }
+    }
+
+    async fn write_all(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Self::Tcp(w) => {
+                while !bytes.is_empty() {
+                    match w.try_write(bytes) {
+                        Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                        Ok(n) => bytes = &bytes[n..],
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            w.writable().await?;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(())
+            }
+            Self::Tls(w) => {
+                w.write_all(bytes).await?;
+                w.flush().await
+            }
+        }
+    }
+
+    /// Closes the stream once written: a TCP half shuts down when its last holder
+    /// (this one, once the outbox let go) drops it.
+    async fn close(self) {
+        match self {
+            Self::Tcp(w) => drop(w),
+            Self::Tls(mut w) => {
+                let _ = w.shutdown().await;
+            }
+        }
+    }
 }
 
 /// Reads and dispatches the peer's frames, in order, until the link fails or stays

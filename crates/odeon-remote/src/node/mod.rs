@@ -4,9 +4,12 @@
 //! # How a remote tell flows
 //! `actor_ref.tell(msg)` on a ref to a remote actor → the core boxes `msg` and calls
 //! this crate's endpoint → the message is encoded (postcard; refs inside it become
-//! [`WireRef`]s) on the caller's thread and queued on the peer's outbox → the peer's
-//! driver batches queued frames into one write on the pair's link → the other node's
-//! reader task decodes each frame in order and enqueues it on the actor's mailbox.
+//! [`WireRef`]s) on the caller's thread and handed to the peer's outbox → if the link
+//! is idle, the caller's thread writes it to the socket at once; otherwise it is
+//! queued and the peer's driver writes what is queued in one batch (`outbox.rs`) → the
+//! other node's reader task decodes each frame in order and enqueues it on the actor's
+//! mailbox. A remote ask's reply is encoded and sent the same way by the worker that
+//! ran the handler, as it replies (`inline.rs`).
 //!
 //! Per sender–receiver FIFO holds because one link carries everything between two
 //! nodes, a sender's frames enter the outbox in the order it sends them, and the
@@ -26,6 +29,7 @@ mod dispatch;
 mod endpoint;
 mod incarnation;
 mod link;
+mod outbox;
 mod peer;
 mod registry;
 

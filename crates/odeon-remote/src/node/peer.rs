@@ -17,8 +17,9 @@
 //! watches that the other end has forgotten, and wait for their answers forever.
 //!
 //! # The outbox
-//! Frames wait in the peer's outbox until the driver writes them. Messages (tells and
-//! asks) take one of `outbox_bound` places: when none is free a tell fails with
+//! Frames wait in the peer's outbox until the driver writes them, or are written at
+//! once by their sender when the link is idle (`outbox.rs`). Messages (tells and
+//! asks) waiting in the outbox take one of `outbox_bound` places: when none is free a tell fails with
 //! `TellError::Full`, an ask with `AskError::Full`, and `ActorRef::send` waits
 //! ([`Peer::room`]). Runtime signals (replies, watches, `Terminated`, links, stops,
 //! heartbeats) take no place: a bound must never refuse or drop them (guarantee 7).
@@ -47,6 +48,7 @@ use parking_lot::Mutex;
 use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 
 use super::NodeInner;
+use super::outbox::{Outbox, Pushed};
 use crate::interface::{DecodeReply, Interface};
 use crate::transport::Link;
 use crate::wire::{self, NodeId, Traffic};
@@ -55,14 +57,6 @@ use crate::wire::{self, NodeId, Traffic};
 fn next_session() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// What the driver takes from the outbox.
-pub(crate) enum Out {
-    /// An encoded frame; `counted` if it holds one of the outbox's places.
-    Frame { bytes: Vec<u8>, counted: bool },
-    /// The node is leaving: write everything queued before this, then close the link.
-    Leave,
 }
 
 /// Why the outbox did not take a message.
@@ -118,7 +112,9 @@ pub(crate) struct Peer {
     /// This session (see module docs): unique among this node's peers.
     pub(crate) session: u64,
     listen: Mutex<Option<SocketAddr>>,
-    outbox: mpsc::UnboundedSender<Out>,
+    pub(crate) outbox: Outbox,
+    /// The largest frame the peer accepts.
+    max_frame: usize,
     /// The outbox's free places for messages (see module docs); closed when lost.
     places: Semaphore,
     links: mpsc::UnboundedSender<Link>,
@@ -136,13 +132,13 @@ impl Peer {
         id: NodeId,
         listen: Option<SocketAddr>,
     ) -> Arc<Self> {
-        let (outbox, out_rx) = mpsc::unbounded_channel();
         let (links, links_rx) = mpsc::unbounded_channel();
         let peer = Arc::new(Peer {
             id,
             session: next_session(),
             listen: Mutex::new(listen),
-            outbox,
+            outbox: Outbox::new(),
+            max_frame: node.link.max_frame,
             places: Semaphore::new(node.settings.outbox_bound),
             links,
             state: Mutex::new(PeerState::default()),
@@ -153,7 +149,6 @@ impl Peer {
         let driver = node.io.spawn(super::link::drive(
             Arc::downgrade(node),
             peer.clone(),
-            out_rx,
             links_rx,
         ));
         *peer.driver.lock() = Some(driver);
@@ -162,7 +157,6 @@ impl Peer {
 
     /// A peer that is already lost (refs to actors known to be gone use it).
     pub(crate) fn detached(id: NodeId) -> Arc<Self> {
-        let (outbox, _) = mpsc::unbounded_channel();
         let (links, _) = mpsc::unbounded_channel();
         let places = Semaphore::new(0);
         places.close();
@@ -170,7 +164,8 @@ impl Peer {
             id,
             session: next_session(),
             listen: Mutex::new(None),
-            outbox,
+            outbox: Outbox::new(),
+            max_frame: 0,
             places,
             links,
             state: Mutex::new(PeerState::default()),
@@ -184,7 +179,7 @@ impl Peer {
     /// The close is a signal of its own, never a frame (an empty frame is malformed).
     pub(crate) fn close_after_leaving(&self) -> Option<tokio::task::JoinHandle<()>> {
         let _ = self.send(&Traffic::Leaving);
-        let _ = self.outbox.send(Out::Leave);
+        self.outbox.leave();
         self.driver.lock().take()
     }
 
@@ -209,13 +204,10 @@ impl Peer {
         if self.is_lost() {
             return Err(AskError::Unreachable);
         }
-        let bytes = wire::encode(traffic).map_err(|e| AskError::Rejected(e.to_string()))?;
-        self.outbox
-            .send(Out::Frame {
-                bytes,
-                counted: false,
-            })
-            .map_err(|_| AskError::Unreachable)
+        let frame = wire::encode_frame(traffic, self.max_frame)
+            .map_err(|e| AskError::Rejected(e.to_string()))?;
+        self.outbox.push(&frame, false);
+        Ok(())
     }
 
     /// Queues a message (tell or ask) in one of the outbox's places, or refuses it.
@@ -228,15 +220,12 @@ impl Peer {
             Err(tokio::sync::TryAcquireError::NoPermits) => return Err(Refused::Full),
             Err(tokio::sync::TryAcquireError::Closed) => return Err(Refused::Unreachable),
         };
-        let bytes = wire::encode(traffic).map_err(|e| Refused::Rejected(e.to_string()))?;
-        self.outbox
-            .send(Out::Frame {
-                bytes,
-                counted: true,
-            })
-            .map_err(|_| Refused::Unreachable)?;
-        // The driver gives the place back when it takes the frame.
-        place.forget();
+        let frame = wire::encode_frame(traffic, self.max_frame)
+            .map_err(|e| Refused::Rejected(e.to_string()))?;
+        if self.outbox.push(&frame, true) == Pushed::Queued {
+            // The driver gives the place back when it takes the frame.
+            place.forget();
+        }
         Ok(())
     }
 
@@ -316,6 +305,7 @@ impl Peer {
         // Wakes senders waiting for room (they then see `Unreachable`) and the driver,
         // which closes the link and drops the outbox with whatever is still in it.
         self.places.close();
+        self.outbox.close();
         self.closed.send_replace(true);
         let (pending, watches, served, links) = {
             let mut st = self.state.lock();

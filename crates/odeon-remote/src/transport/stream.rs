@@ -60,6 +60,15 @@ impl LinkWriter {
     pub fn is_tls(&self) -> bool {
         matches!(self.0, Writer::Tls(_))
     }
+
+    /// The TCP write half of a plaintext link, which any thread may write to without
+    /// an async context (`try_write`); a TLS writer comes back unchanged.
+    pub(crate) fn into_tcp(self) -> Result<OwnedWriteHalf, Self> {
+        match self.0 {
+            Writer::Tcp(w) => Ok(w),
+            other => Err(Self(other)),
+        }
+    }
 }
 
 impl AsyncRead for LinkReader {

@@ -56,20 +56,8 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// when the stream ends inside a frame, [`WireError::Io`] for the socket's errors.
     pub async fn next(&mut self) -> Result<Option<Bytes>, WireError> {
         loop {
-            if self.buf.len() >= PREFIX {
-                let len = u32::from_be_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]])
-                    as usize;
-                if len > self.max_frame {
-                    return Err(WireError::Oversized {
-                        len,
-                        max: self.max_frame,
-                    });
-                }
-                if self.buf.len() >= PREFIX + len {
-                    self.buf.advance(PREFIX);
-                    return Ok(Some(self.buf.split_to(len).freeze()));
-                }
-                self.buf.reserve(PREFIX + len - self.buf.len());
+            if let Some(frame) = self.buffered_frame()? {
+                return Ok(Some(frame));
             }
             if self.io.read_buf(&mut self.buf).await? == 0 {
                 return if self.buf.is_empty() {
@@ -81,6 +69,31 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
                 };
             }
         }
+    }
+}
+
+impl<R> FrameReader<R> {
+    /// The next frame if it has arrived whole, without reading.
+    ///
+    /// # Errors
+    /// [`WireError::Oversized`] for a prefix above the limit.
+    fn buffered_frame(&mut self) -> Result<Option<Bytes>, WireError> {
+        if self.buf.len() < PREFIX {
+            return Ok(None);
+        }
+        let len = u32::from_be_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) as usize;
+        if len > self.max_frame {
+            return Err(WireError::Oversized {
+                len,
+                max: self.max_frame,
+            });
+        }
+        if self.buf.len() >= PREFIX + len {
+            self.buf.advance(PREFIX);
+            return Ok(Some(self.buf.split_to(len).freeze()));
+        }
+        self.buf.reserve(PREFIX + len - self.buf.len());
+        Ok(None)
     }
 }
 
@@ -161,6 +174,11 @@ impl<W: AsyncWrite + Unpin> FrameWriter<W> {
     /// The stream, for shutting it down.
     pub fn get_mut(&mut self) -> &mut W {
         &mut self.io
+    }
+
+    /// The stream, and the bytes batched but not yet written (whole frames).
+    pub fn into_parts(self) -> (W, BytesMut) {
+        (self.io, self.buf)
     }
 }
 

@@ -173,6 +173,28 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, WireError> {
     postcard::to_stdvec(value).map_err(|e| WireError::Malformed(e.to_string()))
 }
 
+/// Encodes a schema value as one whole frame: the length prefix, then the payload (as
+/// [`FrameWriter::push`] would write it), ready to be written to a link as it is.
+///
+/// # Errors
+/// [`WireError::Malformed`] if the value does not serialize, [`WireError::Oversized`]
+/// if its payload is longer than `max_frame` (the peer would refuse it).
+pub fn encode_frame<T: Serialize>(value: &T, max_frame: usize) -> Result<Vec<u8>, WireError> {
+    let mut frame = postcard::to_extend(value, vec![0u8; frame::PREFIX])
+        .map_err(|e| WireError::Malformed(e.to_string()))?;
+    let len = frame.len() - frame::PREFIX;
+    let prefix =
+        u32::try_from(len)
+            .ok()
+            .filter(|_| len <= max_frame)
+            .ok_or(WireError::Oversized {
+                len,
+                max: max_frame,
+            })?;
+    frame[..frame::PREFIX].copy_from_slice(&prefix.to_be_bytes());
+    Ok(frame)
+}
+
 /// Decodes a schema value; trailing bytes are an error, not ignored.
 ///
 /// # Errors

@@ -170,7 +170,7 @@ fn rtt(
     let pct =
         |p: f64| samples[((samples.len() as f64 * p).ceil() as usize).clamp(1, samples.len()) - 1];
     emit(
-        json!({"runtime": "odeon", "bench": "rtt", "p50_us": pct(0.50), "p99_us": pct(0.99), "samples": n}),
+        json!({"runtime": "odeon", "bench": "rtt", "p50_us": pct(0.50), "p99_us": pct(0.99), "p10_us": pct(0.10), "p25_us": pct(0.25), "p75_us": pct(0.75), "p90_us": pct(0.90), "p95_us": pct(0.95), "p999_us": pct(0.999), "samples": n}),
     );
     Ok(())
 }
