@@ -248,7 +248,7 @@ async fn run_link(
                     tracing::warn!(peer = %peer.id, error = %e, "link write failed");
                     break 'link End::Down;
                 }
-                Some(Ok(())) => {}
+                Some(Ok(())) => peer.outbox.give_back(batch),
             }
         }
         let quiet_since = peer

@@ -37,6 +37,9 @@ use tokio::sync::Notify;
 /// rather than written by its sender (see module docs).
 pub(crate) const DIRECT_GAP: Duration = Duration::from_micros(5);
 
+/// The largest batch buffer the outbox keeps for reuse. Unit: bytes.
+const SPARE_KEEP: usize = 1024 * 1024;
+
 /// Where a pushed frame went.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Pushed {
@@ -56,6 +59,9 @@ pub(crate) struct Taken {
 
 struct State {
     queued: Vec<u8>,
+    /// The buffer the driver gave back after writing it: the next `take` swaps it in,
+    /// so that the queue keeps its capacity instead of growing from empty each time.
+    spare: Vec<u8>,
     /// Message places held by the frames in `queued`.
     counted: usize,
     /// Bytes at the head of `queued` that finish a frame partly written directly.
@@ -91,6 +97,7 @@ impl Outbox {
             gap,
             st: Mutex::new(State {
                 queued: Vec::new(),
+                spare: Vec::new(),
                 counted: 0,
                 torn: 0,
                 leave: false,
@@ -168,11 +175,21 @@ impl Outbox {
         }
         st.writing = true;
         st.torn = 0;
+        let spare = std::mem::take(&mut st.spare);
         let taken = Taken {
-            bytes: std::mem::take(&mut st.queued),
+            bytes: std::mem::replace(&mut st.queued, spare),
             counted: std::mem::take(&mut st.counted),
         };
         (Some(taken), st.leave)
+    }
+
+    /// The driver wrote what it took: the buffer is kept for the next batch, unless it
+    /// grew large (a burst should not pin its memory).
+    pub(crate) fn give_back(&self, mut bytes: Vec<u8>) {
+        if bytes.capacity() <= SPARE_KEEP {
+            bytes.clear();
+            self.st.lock().spare = bytes;
+        }
     }
 
     /// A link came up: on plain TCP, idle sends may now write to `sock` directly.

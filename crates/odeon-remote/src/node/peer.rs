@@ -70,6 +70,39 @@ pub(crate) enum Refused {
     Rejected(String),
 }
 
+/// Encodes `traffic` as a frame in this thread's scratch buffer and hands it to `f`:
+/// the outbox copies it (into its queue) or writes it, so no frame needs a buffer of
+/// its own.
+fn with_frame(
+    traffic: &Traffic,
+    max_frame: usize,
+    f: impl FnOnce(&[u8]),
+) -> Result<(), wire::WireError> {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with(|scratch| {
+        // A frame encoded while another is (a ref's codec sending from inside an
+        // encoding, say) gets a buffer of its own instead.
+        let mut own = Vec::new();
+        let mut guard = scratch.try_borrow_mut();
+        let buf = match guard.as_deref_mut() {
+            Ok(b) => b,
+            Err(_) => &mut own,
+        };
+        wire::encode_frame_into(traffic, max_frame, buf)?;
+        f(buf);
+        // Keep a large frame's buffer only as long as it is used.
+        if buf.capacity() > SCRATCH_KEEP {
+            *buf = Vec::new();
+        }
+        Ok(())
+    })
+}
+
+/// The largest scratch buffer a thread keeps between frames. Unit: bytes.
+const SCRATCH_KEEP: usize = 64 * 1024;
+
 /// What a reply frame completes.
 pub(crate) enum Pending {
     /// An actor ask: decode with the message's reply decoder.
@@ -204,10 +237,10 @@ impl Peer {
         if self.is_lost() {
             return Err(AskError::Unreachable);
         }
-        let frame = wire::encode_frame(traffic, self.max_frame)
-            .map_err(|e| AskError::Rejected(e.to_string()))?;
-        self.outbox.push(&frame, false);
-        Ok(())
+        with_frame(traffic, self.max_frame, |frame| {
+            self.outbox.push(frame, false);
+        })
+        .map_err(|e| AskError::Rejected(e.to_string()))
     }
 
     /// Queues a message (tell or ask) in one of the outbox's places, or refuses it.
@@ -220,13 +253,13 @@ impl Peer {
             Err(tokio::sync::TryAcquireError::NoPermits) => return Err(Refused::Full),
             Err(tokio::sync::TryAcquireError::Closed) => return Err(Refused::Unreachable),
         };
-        let frame = wire::encode_frame(traffic, self.max_frame)
-            .map_err(|e| Refused::Rejected(e.to_string()))?;
-        if self.outbox.push(&frame, true) == Pushed::Queued {
-            // The driver gives the place back when it takes the frame.
-            place.forget();
-        }
-        Ok(())
+        with_frame(traffic, self.max_frame, |frame| {
+            if self.outbox.push(frame, true) == Pushed::Queued {
+                // The driver gives the place back when it takes the frame.
+                place.forget();
+            }
+        })
+        .map_err(|e| Refused::Rejected(e.to_string()))
     }
 
     /// Gives back `n` places taken by frames the driver has taken from the outbox.

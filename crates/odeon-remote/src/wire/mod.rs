@@ -180,8 +180,25 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, WireError> {
 /// [`WireError::Malformed`] if the value does not serialize, [`WireError::Oversized`]
 /// if its payload is longer than `max_frame` (the peer would refuse it).
 pub fn encode_frame<T: Serialize>(value: &T, max_frame: usize) -> Result<Vec<u8>, WireError> {
-    let mut frame = postcard::to_extend(value, vec![0u8; frame::PREFIX])
-        .map_err(|e| WireError::Malformed(e.to_string()))?;
+    let mut frame = Vec::new();
+    encode_frame_into(value, max_frame, &mut frame)?;
+    Ok(frame)
+}
+
+/// [`encode_frame`] into `frame`, which is cleared first (so that a caller can reuse
+/// one buffer for every frame).
+///
+/// # Errors
+/// As [`encode_frame`].
+pub fn encode_frame_into<T: Serialize>(
+    value: &T,
+    max_frame: usize,
+    frame: &mut Vec<u8>,
+) -> Result<(), WireError> {
+    frame.clear();
+    frame.extend_from_slice(&[0; frame::PREFIX]);
+    let taken = std::mem::take(frame);
+    *frame = postcard::to_extend(value, taken).map_err(|e| WireError::Malformed(e.to_string()))?;
     let len = frame.len() - frame::PREFIX;
     let prefix =
         u32::try_from(len)
@@ -192,7 +209,7 @@ pub fn encode_frame<T: Serialize>(value: &T, max_frame: usize) -> Result<Vec<u8>
                 max: max_frame,
             })?;
     frame[..frame::PREFIX].copy_from_slice(&prefix.to_be_bytes());
-    Ok(frame)
+    Ok(())
 }
 
 /// Decodes a schema value; trailing bytes are an error, not ignored.
