@@ -6,7 +6,11 @@
 //! busy with the same turn for longer than `stall_threshold` is marked stuck: its slot
 //! becomes stealable, and if work is waiting anywhere, one parked worker is woken, or,
 //! failing that, a spare thread is started (at most `max_spare_workers`).
-//! While every worker is idle the monitor backs off its polling interval.
+//! While every worker is idle the monitor backs off its polling interval, up to
+//! 50 ms. While messages flow but no worker is inside a turn when it looks (a light
+//! load), it backs off too, up to half the stall threshold; a worker found busy brings
+//! back the interval. So a turn that blocks is called stuck within the threshold plus
+//! at most half of it (10–15 ms by default) of its start.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -44,6 +48,7 @@ fn run(shared: &Arc<Shared>, parker: &Parker) {
     let n = sched.workers.len();
     let mut last: Vec<(u64, Instant)> = vec![(0, Instant::now()); n];
     let mut pause = interval;
+    let light_max = (threshold / 2).max(interval);
     let mut throttle = Throttle::new(sched.base);
     let mut last_tick = Instant::now();
     let mut last_total = sched.handled_total();
@@ -74,8 +79,16 @@ fn run(shared: &Arc<Shared>, parker: &Parker) {
         last_total = total;
         let elapsed_ms = now.duration_since(last_tick).as_secs_f64() * 1e3;
         last_tick = now;
-        pause = if active {
+        pause = if any_busy {
             interval
+        } else if active {
+            // Messages flow but no worker was inside a turn at this look: a light
+            // load (a request now and then), where nothing can be stuck yet and the
+            // throttle has nothing to weigh. Looking less often spares the cores a
+            // wake-up every interval, which showed in remote round trips' tails
+            // (p99 on loopback, `docs/bench/remote-latency-2026-11-26.md`). Capped at
+            // half the stall threshold, and a busy worker brings back the interval.
+            (pause * 2).clamp(interval, light_max)
         } else {
             (pause * 2).min(IDLE_BACKOFF_MAX)
         };

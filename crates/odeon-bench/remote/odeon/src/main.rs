@@ -4,12 +4,14 @@
 //! remote-odeon rtt|throughput|spawn [--quick]   # two processes on loopback
 //! remote-odeon local [--quick]                  # one process: SALSA Lite's local costs
 //! remote-odeon compare [--rounds N] [--quick]   # odeon, Erlang and Pekko, interleaved
+//! remote-odeon floor [--quick]                  # raw TCP ping-pong: the machine's floor
 //! remote-odeon serve                            # the server process (started by the above)
 //! ```
 //! Every result is one `REMOTE-RESULT {json}` line on stdout, like the peers' drivers.
 
 mod actors;
 mod compare;
+mod floor;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
@@ -35,6 +37,8 @@ fn main() -> ExitCode {
         }
         Some("spawn") => with_server(|system, node, server| spawn(system, node, server, scale)),
         Some("local") => local(scale),
+        Some("floor") => floor::floor(quick),
+        Some("floor-serve") => floor::serve(args.get(1).map(String::as_str)),
         Some("compare") => {
             let rounds = args
                 .iter()
@@ -45,7 +49,7 @@ fn main() -> ExitCode {
                 });
             rounds.and_then(|r| compare::compare(r.max(1), quick))
         }
-        _ => Err("usage: remote-odeon rtt|throughput|spawn|local|compare [--quick]".into()),
+        _ => Err("usage: remote-odeon rtt|throughput|spawn|local|compare|floor [--quick]".into()),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
