@@ -40,7 +40,8 @@
 //! Nothing is retried or acknowledged below the actor layer, so nothing is ever
 //! delivered twice; a message can be lost when the link it travels on fails or its
 //! node is lost. `tell` returning `Ok(())` means the message was queued toward the
-//! actor's node, not that it arrived or was handled. Exactly-once *effects* need the
+//! actor's node (or, on an idle link, already written to it), not that it arrived or
+//! was handled. Exactly-once *effects* need the
 //! application's own protocol: an ask, a retry, and a handler that recognises a
 //! repeated request (by an id it carries).
 //!
