@@ -276,7 +276,7 @@ async fn run_link(
     } else if matches!(end, End::Lost) && !torn {
         // Best effort: tell the peer, so that it loses this node too rather than
         // redialing into a link whose other end has forgotten everything.
-        if let Ok(frame) = wire::encode_frame(&Traffic::Lost, wire::frame::PREFIX + 16) {
+        if let Ok(frame) = wire::encode_frame(&Traffic::Lost, crate::defaults::MAX_FRAME) {
             let _ = tokio::time::timeout(heartbeat, sink.write_all(&frame)).await;
         }
     }
