@@ -94,17 +94,17 @@ fn traffic() -> Vec<Vec<u8>> {
         Traffic::Tell {
             to: 3,
             message: "tally.Add".into(),
-            payload: vec![7],
+            payload: vec![7].into(),
         },
         Traffic::Ask {
             to: 3,
             request: 1,
             message: "tally.Total".into(),
-            payload: vec![],
+            payload: Vec::new().into(),
         },
         Traffic::Reply {
             request: 1,
-            outcome: Outcome::Ok(vec![55]),
+            outcome: Outcome::Ok(vec![55].into()),
         },
         Traffic::Reply {
             request: 2,

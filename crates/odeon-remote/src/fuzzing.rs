@@ -28,7 +28,12 @@ pub fn handshake(data: &[u8]) {
 
 /// The traffic target: one frame of an open link, and an actor ref inside a message.
 pub fn traffic(data: &[u8]) {
-    let _ = round_trip::<Traffic>(data);
+    // Traffic borrows from its frame, so it gets a round trip of its own.
+    if let Ok(value) = wire::decode::<Traffic>(data) {
+        let bytes = wire::encode(&value).expect("a decoded value encodes");
+        let again = wire::decode::<Traffic>(&bytes).expect("an encoded value decodes");
+        assert_eq!(again, value, "round trip");
+    }
     if let Ok(r) = round_trip::<WireRef>(data) {
         let _ = r.node.validate();
     }

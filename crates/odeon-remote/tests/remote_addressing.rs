@@ -174,7 +174,7 @@ fn forged_export_ids_reach_no_actor() {
     let tell = |to: u64| Traffic::Tell {
         to,
         message: "test.Add".into(),
-        payload: postcard_u64(1000),
+        payload: postcard_u64(1000).into(),
     };
     a.system.block_on(async {
         let me = NodeId {
@@ -202,7 +202,7 @@ fn forged_export_ids_reach_no_actor() {
             to: ids[0],
             request: 2,
             message: "test.Add".into(),
-            payload: postcard_u64(1000),
+            payload: postcard_u64(1000).into(),
         };
         link.writer
             .send(&wire::encode(&ask).unwrap())
@@ -237,7 +237,7 @@ fn forged_export_ids_reach_no_actor() {
                 Ok(Traffic::Reply {
                     request: 2,
                     outcome,
-                }) => forged_ask = Some(outcome),
+                }) => forged_ask = Some(outcome.into_owned()),
                 Ok(Traffic::Reply { request: 1, .. }) => break,
                 _ => {}
             }

@@ -14,7 +14,7 @@ use super::{decode_with, encode_with};
 use crate::wire::{Outcome, WireFailure};
 
 /// Sends the outcome of a remote ask back to the asking node.
-pub(crate) type ReplyRoute = Box<dyn FnOnce(Outcome) + Send>;
+pub(crate) type ReplyRoute = Box<dyn FnOnce(Outcome<'static>) + Send>;
 
 /// The codec a node resolves refs with, shareable with reply tasks.
 pub(crate) type SharedCodec = Arc<dyn RefCodec + Send + Sync>;
@@ -115,7 +115,7 @@ where
     crate::inline::run(async move {
         let outcome = match ask.await {
             Ok(value) => match encode_with(&value, &*codec) {
-                Ok(bytes) => Outcome::Ok(bytes),
+                Ok(bytes) => Outcome::Ok(bytes.into()),
                 Err(e) => Outcome::Failed(WireFailure::Rejected(format!(
                     "the reply did not encode: {e}"
                 ))),

@@ -723,7 +723,7 @@ impl Node {
 
 impl NodeInner {
     /// Sends a node request and waits for its reply, up to the request timeout.
-    pub(crate) fn request<F: FnOnce(u64) -> Traffic>(
+    pub(crate) fn request<F: FnOnce(u64) -> Traffic<'static>>(
         self: &Arc<Self>,
         peer: Arc<super::peer::Peer>,
         make: F,

@@ -2,6 +2,7 @@
 //! the peer's link.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -67,7 +68,7 @@ impl Endpoint for RemoteEndpoint {
                 return Err((Refusal::NotRemote, out));
             }
         };
-        let message = entry.wire_name.to_string();
+        let (message, payload) = (Cow::Borrowed(entry.wire_name), Cow::Owned(payload));
         let traffic = match out.reply.take() {
             None => Traffic::Tell {
                 to: self.token,

@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::NodeInner;
+use super::dispatch::Inbound;
 use super::peer::Peer;
 use crate::transport::{self, Link, LinkReader, LinkWriter};
 use crate::wire::{self, FrameReader, Traffic};
@@ -354,6 +355,7 @@ async fn read_link(
     lost_after: Duration,
 ) {
     let mut heard = reader.buffered();
+    let mut inbound = Inbound::default();
     loop {
         let frame = match tokio::time::timeout(lost_after, reader.next()).await {
             // Part of a long frame arrived meanwhile: a slow link, not a silent one.
@@ -374,14 +376,44 @@ async fn read_link(
                 return;
             }
         };
-        heard = reader.buffered();
         let Some(node) = node.upgrade() else { return };
-        match wire::decode::<Traffic>(&frame) {
-            Ok(t) => node.dispatch(&peer, t),
-            Err(e) => {
-                tracing::warn!(peer = %peer.id, error = %e, "malformed frame; closing the link");
-                return;
+        if !handle_frame(&node, &peer, &frame, &mut inbound) {
+            return;
+        }
+        // The rest of what that read brought in, with no timer or clock per frame.
+        loop {
+            match reader.try_next() {
+                Ok(Some(frame)) => {
+                    if !handle_frame(&node, &peer, &frame, &mut inbound) {
+                        return;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::warn!(peer = %peer.id, error = %e, "link read failed; closing it");
+                    return;
+                }
             }
+        }
+        heard = reader.buffered();
+    }
+}
+
+/// Decodes and dispatches one frame; `false` if it is malformed (the link closes).
+fn handle_frame(
+    node: &Arc<NodeInner>,
+    peer: &Arc<Peer>,
+    frame: &[u8],
+    inbound: &mut Inbound,
+) -> bool {
+    match wire::decode::<Traffic>(frame) {
+        Ok(t) => {
+            node.dispatch(peer, t, inbound);
+            true
+        }
+        Err(e) => {
+            tracing::warn!(peer = %peer.id, error = %e, "malformed frame; closing the link");
+            false
         }
     }
 }

@@ -345,7 +345,7 @@ impl NodeInner {
         }))
     }
 
-    fn lookup_here(&self, name: &str) -> Outcome {
+    fn lookup_here(&self, name: &str) -> Outcome<'static> {
         let Some(token) = self.names.lock().get(name).copied() else {
             return Outcome::Failed(WireFailure::Rejected(format!("no actor named {name:?}")));
         };
@@ -359,12 +359,12 @@ impl NodeInner {
             actor_type: e.interface.actor_type.to_string(),
         };
         match crate::wire::encode(&wire) {
-            Ok(b) => Outcome::Ok(b),
+            Ok(b) => Outcome::Ok(b.into()),
             Err(e) => Outcome::Failed(WireFailure::Rejected(e.to_string())),
         }
     }
 
-    fn spawn_here(self: &Arc<Self>, actor_type: &str, args: &[u8]) -> Outcome {
+    fn spawn_here(self: &Arc<Self>, actor_type: &str, args: &[u8]) -> Outcome<'static> {
         let Some((spawn, interface)) = self.spawnables.get(actor_type).copied() else {
             tracing::warn!(actor_type, "remote spawn of an unregistered actor type");
             return Outcome::Failed(WireFailure::Rejected(format!(
@@ -380,7 +380,7 @@ impl NodeInner {
             .export_local(interface, local)
             .and_then(|w| crate::wire::encode(&w).map_err(|e| e.to_string()))
         {
-            Ok(b) => Outcome::Ok(b),
+            Ok(b) => Outcome::Ok(b.into()),
             Err(e) => Outcome::Failed(WireFailure::Rejected(e)),
         }
     }

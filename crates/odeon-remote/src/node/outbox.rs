@@ -74,8 +74,9 @@ struct State {
     writing: bool,
     /// The socket of the current plain TCP link, for direct writes.
     direct: Option<Arc<OwnedWriteHalf>>,
-    /// When the last frame entered the outbox (queued, or written directly: then when
-    /// its write returned); `None` before the first.
+    /// When the link was last used: a frame entered an idle outbox (or was written
+    /// directly: then when its write returned), or the driver took a batch or found
+    /// the queue empty after one; `None` before the first.
     last_send: Option<Instant>,
 }
 
@@ -114,18 +115,23 @@ impl Outbox {
     /// `counted`: it holds one of the outbox's message places (the caller gives the
     /// place back itself if the frame was written).
     pub(crate) fn push(&self, frame: &[u8], counted: bool) -> Pushed {
-        let now = Instant::now();
         let mut st = self.st.lock();
         if st.closed {
             return Pushed::Written;
         }
-        let idle = st
-            .last_send
-            .is_none_or(|last| now.saturating_duration_since(last) >= self.gap);
-        st.last_send = Some(now);
         let mut from = 0;
-        if idle && st.queued.is_empty() && !st.writing && !st.leave {
-            if let Some(sock) = &st.direct {
+        let busy = !st.queued.is_empty() || st.writing;
+        // A busy link reads no clock per frame: the driver stamps `last_send` as it
+        // takes each batch, which keeps the gap rule (a frame right after a busy
+        // spell queues) at one clock read per batch (they were 2% of the sender's
+        // profile in the remote throughput benchmark).
+        if !busy {
+            let now = Instant::now();
+            let idle = st
+                .last_send
+                .is_none_or(|last| now.saturating_duration_since(last) >= self.gap);
+            st.last_send = Some(now);
+            if let (true, false, Some(sock)) = (idle, st.leave, &st.direct) {
                 match sock.try_write(frame) {
                     Ok(n) if n == frame.len() => {
                         // The gap counts from the end of the write: a sender that
@@ -169,6 +175,8 @@ impl Outbox {
     /// value is whether the node is leaving.
     pub(crate) fn take(&self) -> (Option<Taken>, bool) {
         let mut st = self.st.lock();
+        // Frames pushed while the link was busy left the stamp to us (see `push`).
+        st.last_send = Some(Instant::now());
         if st.queued.is_empty() {
             st.writing = false;
             return (None, st.leave);
@@ -219,8 +227,8 @@ impl Outbox {
         st.torn = 0;
     }
 
-    /// When the last frame entered the outbox: the driver sends a heartbeat once the
-    /// link has been idle long enough.
+    /// When the link was last used (see `State::last_send`): the driver sends a
+    /// heartbeat once the link has been idle long enough.
     pub(crate) fn last_send(&self) -> Option<Instant> {
         self.st.lock().last_send
     }

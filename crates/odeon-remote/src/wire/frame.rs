@@ -56,7 +56,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
     /// when the stream ends inside a frame, [`WireError::Io`] for the socket's errors.
     pub async fn next(&mut self) -> Result<Option<Bytes>, WireError> {
         loop {
-            if let Some(frame) = self.buffered_frame()? {
+            if let Some(frame) = self.try_next()? {
                 return Ok(Some(frame));
             }
             if self.io.read_buf(&mut self.buf).await? == 0 {
@@ -73,11 +73,12 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 }
 
 impl<R> FrameReader<R> {
-    /// The next frame if it has arrived whole, without reading.
+    /// The next frame if it has arrived whole, without reading: a reader that drains
+    /// what one read brought in with it needs no timer or clock per frame.
     ///
     /// # Errors
     /// [`WireError::Oversized`] for a prefix above the limit.
-    fn buffered_frame(&mut self) -> Result<Option<Bytes>, WireError> {
+    pub fn try_next(&mut self) -> Result<Option<Bytes>, WireError> {
         if self.buf.len() < PREFIX {
             return Ok(None);
         }

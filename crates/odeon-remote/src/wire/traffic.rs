@@ -5,6 +5,7 @@
 //! [`remote_actor!`](crate::remote_actor)), never by Rust type names, so two builds
 //! agree as long as the names do.
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 
 use serde::{Deserialize, Serialize};
@@ -12,8 +13,14 @@ use serde::{Deserialize, Serialize};
 use super::NodeId;
 
 /// One frame of node-to-node traffic.
+///
+/// The bytes of a message (its wire name and payload, and a reply's) are borrowed
+/// where they can be: a sender encodes a frame from its `&'static` wire name and the
+/// payload it just encoded, and a reader decodes a frame in place, without a copy or
+/// an allocation per message. A decoded frame lives as long as the
+/// bytes it was read from; [`Outcome::into_owned`] detaches a reply.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Traffic {
+pub enum Traffic<'a> {
     /// First frame from the dialer of a new link: where it listens, and which
     /// sessions it holds (see `node/peer.rs`: a session is one life of a node's state
     /// about a peer; a node that lost its peer starts a new one).
@@ -50,9 +57,11 @@ pub enum Traffic {
         /// The target's export token on this node ([`WireRef::token`]).
         to: u64,
         /// The message's wire name.
-        message: String,
+        #[serde(borrow)]
+        message: Cow<'a, str>,
         /// The message, postcard-encoded.
-        payload: Vec<u8>,
+        #[serde(borrow)]
+        payload: Cow<'a, [u8]>,
     },
     /// A request; answered by exactly one [`Traffic::Reply`] with the same `request`.
     Ask {
@@ -61,16 +70,19 @@ pub enum Traffic {
         /// Chosen by the asking node, unique among its pending requests to this node.
         request: u64,
         /// The message's wire name.
-        message: String,
+        #[serde(borrow)]
+        message: Cow<'a, str>,
         /// The message, postcard-encoded.
-        payload: Vec<u8>,
+        #[serde(borrow)]
+        payload: Cow<'a, [u8]>,
     },
     /// The answer to an [`Traffic::Ask`], [`Traffic::Spawn`] or [`Traffic::Lookup`].
     Reply {
         /// The request answered.
         request: u64,
         /// The encoded reply, or why there is none.
-        outcome: Outcome,
+        #[serde(borrow)]
+        outcome: Outcome<'a>,
     },
     /// Stop the actor.
     Stop {
@@ -150,11 +162,21 @@ pub enum Traffic {
     Lost,
 }
 
+impl Outcome<'_> {
+    /// The same outcome, owning its bytes (to keep it past the frame it came in).
+    pub fn into_owned(self) -> Outcome<'static> {
+        match self {
+            Outcome::Ok(bytes) => Outcome::Ok(Cow::Owned(bytes.into_owned())),
+            Outcome::Failed(f) => Outcome::Failed(f),
+        }
+    }
+}
+
 /// The result carried by a [`Traffic::Reply`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Outcome {
+pub enum Outcome<'a> {
     /// The postcard-encoded reply.
-    Ok(Vec<u8>),
+    Ok(#[serde(borrow)] Cow<'a, [u8]>),
     /// Why there is no reply.
     Failed(WireFailure),
 }
