@@ -1,5 +1,8 @@
 //! `remote-odeon compare`: odeon, Erlang distribution and Pekko Artery side by side,
 //! interleaved (odeon, erlang, pekko, odeon, ...) so that machine drift hits all alike.
+//! The order rotates every round and each run starts after a pause, so that no runtime
+//! always follows the same one (a JVM that has just exited leaves the kernel freeing
+//! its heap for a while: the runtime after it paid for that in every round).
 //! A peer whose toolchain or build is missing is skipped with a message.
 //!
 //! `REMOTE_ODEON_BASELINE=<path to another remote-odeon binary>` adds that build as the
@@ -11,6 +14,9 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
+
+/// How long the machine rests before each run.
+const PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Runs `rounds` rounds of `rtt` and `throughput` on every runtime; prints a Markdown
 /// table of medians with min–max.
@@ -36,7 +42,10 @@ pub(crate) fn compare(rounds: usize, quick: bool) -> Result<(), String> {
                 c.arg(here.join("..").join(peer).join("run.sh")).arg(bench);
                 runners.push((peer.into(), c));
             }
+            let turn = round % runners.len();
+            runners.rotate_left(turn);
             for (name, cmd) in &mut runners {
+                std::thread::sleep(PAUSE);
                 if quick {
                     cmd.arg("--quick");
                 }
