@@ -14,10 +14,21 @@
 //!
 //! # Bounds
 //! Each stack holds at most [`DEPTH`] blocks, so a thread keeps at most
-//! `DEPTH × (8 + 16 + … + MAX_SIZE)` bytes here; beyond that, blocks go back to the
-//! backing allocator. A node allocated on one thread and freed on another lands in the
-//! freeing thread's stack; memory is memory, and the backing allocator takes it back
-//! whenever a stack is full or its thread exits.
+//! `DEPTH × (8 + 16 + … + MAX_SIZE)` bytes here. A node allocated on one thread and
+//! freed on another lands in the freeing thread's stack; memory is memory, and the
+//! backing allocator takes it back when its thread exits, or when a stack is full.
+//!
+//! # A full stack spills whole
+//! A free that finds its stack full hands the whole stack back to the backing
+//! allocator and starts a new one with the block, instead of freeing that one block.
+//! The count of frees is the same; their rhythm is not. When one thread only sends
+//! (Savina's Fork-Join Throughput: the driver's thread, outside the pool) and the
+//! workers only receive, every node goes back to the sender's mimalloc pages as a
+//! cross-thread free. One at a time, they trickled in just as fast as the sender
+//! allocated, and each allocation took mimalloc's slow path to collect the one or two
+//! blocks freed since its last look; the sends ran at a fifth of their speed in about
+//! half of the processes (`docs/bench/remote-latency-2026-11-26.md`). Spilled
+//! [`DEPTH`] at a time, they are collected [`DEPTH`] at a time.
 
 use std::cell::Cell;
 use std::ptr::{self, NonNull};
@@ -61,16 +72,8 @@ struct Stacks {
 
 impl Drop for Stacks {
     fn drop(&mut self) {
-        for (class, top) in self.tops.iter().enumerate() {
-            let mut p = top.replace(ptr::null_mut());
-            while let Some(block) = NonNull::new(p) {
-                // SAFETY: every block on a stack is a free block of this class pushed
-                // by `push`, whose `next` field it wrote; nobody else can reach it.
-                p = unsafe { block.as_ref().next };
-                // SAFETY: allocated by `super::alloc::backing_alloc` with this class's
-                // size, and now owned by nobody.
-                unsafe { super::alloc::backing_free(block.cast(), class_size(class)) };
-            }
+        for class in 0..CLASSES {
+            spill(self, class);
         }
     }
 }
@@ -100,8 +103,9 @@ pub(crate) fn pop(class: usize) -> Option<NonNull<u8>> {
         .flatten()
 }
 
-/// Keeps `block` for the next allocation of `class` on this thread. Returns it if the
-/// stack is full (or the thread is exiting); the caller then frees it.
+/// Keeps `block` for the next allocation of `class` on this thread; a full stack is
+/// first handed back to the backing allocator whole (module docs). Returns the block
+/// only if the thread is exiting; the caller then frees it.
 ///
 /// # Safety
 /// `block` came from `super::alloc::backing_alloc(class_size(class))` (possibly on
@@ -110,9 +114,10 @@ pub(crate) fn pop(class: usize) -> Option<NonNull<u8>> {
 pub(crate) unsafe fn push(class: usize, block: NonNull<u8>) -> Option<NonNull<u8>> {
     STACKS
         .try_with(|s| {
-            let len = s.lens[class].get();
+            let mut len = s.lens[class].get();
             if len >= DEPTH {
-                return Some(block);
+                spill(s, class);
+                len = 0;
             }
             let block = block.cast::<FreeBlock>();
             // SAFETY: the block is at least `GRANULE` bytes, pointer-aligned (class
@@ -127,6 +132,23 @@ pub(crate) unsafe fn push(class: usize, block: NonNull<u8>) -> Option<NonNull<u8
             None
         })
         .unwrap_or(Some(block))
+}
+
+/// Frees every block on `class`'s stack (kept out of line: it runs once per
+/// [`DEPTH`] frees).
+#[cold]
+fn spill(s: &Stacks, class: usize) {
+    let mut p = s.tops[class].replace(ptr::null_mut());
+    s.lens[class].set(0);
+    while let Some(block) = NonNull::new(p) {
+        // SAFETY: every block on a stack is a free block of this class pushed by
+        // `push`, whose `next` field it wrote; the stack was emptied above, so nobody
+        // else can reach it.
+        p = unsafe { block.as_ref().next };
+        // SAFETY: allocated by `super::alloc::backing_alloc` with this class's size,
+        // and now owned by nobody.
+        unsafe { super::alloc::backing_free(block.cast(), class_size(class)) };
+    }
 }
 
 #[cfg(test)]
@@ -146,34 +168,39 @@ mod tests {
     }
 
     #[test]
-    fn a_freed_block_is_the_next_one_handed_out_and_stacks_are_bounded() {
+    fn a_freed_block_is_the_next_one_handed_out_and_a_full_stack_spills_whole() {
         let class = 3;
         let blocks: Vec<NonNull<u8>> = (0..DEPTH + 2)
             .map(|_| super::super::alloc::backing_alloc(class_size(class)))
             .collect();
-        let mut spilled = Vec::new();
         for &b in &blocks {
+            super::super::alloc::tests::forget_backing_free(b);
             // SAFETY: fresh blocks of this class, given up here.
-            if let Some(back) = unsafe { push(class, b) } {
-                spilled.push(back);
-            }
+            assert!(
+                unsafe { push(class, b) }.is_none(),
+                "the stack keeps every block"
+            );
         }
-        // Only DEPTH fit (this test's thread starts with an empty stack).
-        assert_eq!(spilled, blocks[DEPTH as usize..].to_vec());
+        // This test's thread starts with an empty stack: the first DEPTH filled it,
+        // the next one spilled them all back at once and started a new stack.
+        let (spilled, kept) = blocks.split_at(DEPTH as usize);
+        assert!(
+            spilled
+                .iter()
+                .all(|&b| super::super::alloc::tests::was_backing_freed(b)),
+            "a full stack goes back to the backing allocator whole"
+        );
+        assert!(
+            !kept
+                .iter()
+                .any(|&b| super::super::alloc::tests::was_backing_freed(b))
+        );
         // LIFO: the last block kept comes out first.
-        let first = pop(class);
-        assert_eq!(first, Some(blocks[DEPTH as usize - 1]));
-        let mut rest = 0;
-        let mut next = first;
-        while let Some(b) = next {
-            rest += 1;
+        assert_eq!(pop(class), Some(kept[1]));
+        assert_eq!(pop(class), Some(kept[0]));
+        assert_eq!(pop(class), None);
+        for &b in kept {
             // SAFETY: popped blocks are ours again; freed once.
-            unsafe { super::super::alloc::backing_free(b, class_size(class)) };
-            next = pop(class);
-        }
-        assert_eq!(rest, DEPTH);
-        for b in spilled {
-            // SAFETY: never cached; freed once.
             unsafe { super::super::alloc::backing_free(b, class_size(class)) };
         }
     }
