@@ -2,66 +2,101 @@
 use odeon_mobility_model::*;
 use std::time::Instant;
 
+fn c(node: u8, asks: &[bool]) -> Client {
+    Client {
+        node,
+        asks: asks.to_vec(),
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let which = args.get(1).map(String::as_str).unwrap_or("a");
+    let base = Config {
+        nodes: 3,
+        clients: vec![],
+        max_moves: 1,
+        max_crashes: 0,
+        crashable: 0,
+        refusers: 0,
+        timeouts: false,
+        bug: None,
+    };
     let cfg = match which {
         "a" => Config {
-            nodes: 3,
-            clients: vec![
-                Client {
-                    node: 1,
-                    asks: vec![false, true],
-                },
-                Client {
-                    node: 2,
-                    asks: vec![false, false],
-                },
-            ],
-            max_moves: 1,
-            max_crashes: 0,
-            crashable: 0,
-            refusers: 0,
-            timeouts: false,
-            bug: None,
+            clients: vec![c(1, &[false, true]), c(2, &[false, false])],
+            ..base
         },
         "b" => Config {
-            nodes: 3,
-            clients: vec![
-                Client {
-                    node: 1,
-                    asks: vec![false, true],
-                },
-                Client {
-                    node: 2,
-                    asks: vec![false, false],
-                },
-            ],
+            clients: vec![c(1, &[false, true]), c(2, &[false, false])],
             max_moves: 2,
-            max_crashes: 0,
-            crashable: 0,
-            refusers: 0,
-            timeouts: false,
-            bug: None,
+            ..base
         },
         "c" => Config {
-            nodes: 3,
-            clients: vec![Client {
-                node: 1,
-                asks: vec![false, true],
-            }],
+            clients: vec![c(1, &[false, true])],
             max_moves: 2,
             max_crashes: 1,
             crashable: 0b111,
-            refusers: 0,
             timeouts: true,
-            bug: None,
+            ..base
+        },
+        "d" => Config {
+            nodes: 4,
+            clients: vec![
+                c(1, &[false, true, false]),
+                c(2, &[true, false, false]),
+                c(3, &[false, false, true]),
+                c(0, &[false, true]),
+            ],
+            max_moves: 4,
+            max_crashes: 1,
+            crashable: 0b1111,
+            refusers: 0b1000,
+            timeouts: true,
+            ..base
+        },
+        "e" => Config {
+            nodes: 4,
+            clients: vec![
+                c(1, &[false, true, false]),
+                c(2, &[true, false, false]),
+                c(3, &[false, false, true]),
+            ],
+            max_moves: 4,
+            max_crashes: 2,
+            crashable: 0b1111,
+            timeouts: true,
+            ..base
+        },
+        "f" => Config {
+            nodes: 4,
+            clients: vec![
+                c(1, &[false, true, false, false]),
+                c(2, &[true, false, false, true]),
+                c(3, &[false, false, true, false]),
+            ],
+            max_moves: 5,
+            ..base
+        },
+        "g" => Config {
+            clients: vec![c(1, &[false, true]), c(2, &[true, false])],
+            max_moves: 3,
+            max_crashes: 1,
+            crashable: 0b111,
+            timeouts: true,
+            ..base
         },
         _ => panic!(),
     };
-    let limit: u64 = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(2_000_000);
     let t = Instant::now();
-    let r = exhaustive(&cfg, limit);
+    let r = if args.get(2).map(String::as_str) == Some("walk") {
+        let seed: u64 = args.get(3).map(|s| s.parse().unwrap()).unwrap_or(1);
+        let n: u64 = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(10_000);
+        random_walks(&cfg, seed, n)
+    } else {
+        let limit: u64 = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(2_000_000);
+        exhaustive(&cfg, limit)
+    };
     println!(
         "{which}: states {} terminals {} depth {} truncated {} events {:?} in {:?}",
         r.states,
@@ -76,5 +111,26 @@ fn main() {
     );
     if let Some(v) = r.violation {
         println!("{}", v.explain());
+        if std::env::var("REPLAY").is_ok() {
+            let mut st = State::initial(&cfg);
+            let mut prev = describe(&st);
+            for (i, a) in v.trace.iter().enumerate() {
+                apply(&cfg, &mut st, *a);
+                let now = describe(&st);
+                println!("--- step {i}: {a:?}");
+                for (x, y) in prev.lines().zip(now.lines()) {
+                    if x != y && (x.starts_with("node") || x.starts_with("link")) {
+                        println!("  {y}");
+                    }
+                }
+                for y in now
+                    .lines()
+                    .filter(|l| l.starts_with("link") && !prev.contains(*l))
+                {
+                    println!("  + {y}");
+                }
+                prev = now;
+            }
+        }
     }
 }

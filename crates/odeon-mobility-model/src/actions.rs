@@ -130,9 +130,18 @@ impl Sim<'_> {
         match frame {
             Frame::Fwd(item) => self.receive_item(from, to, item),
             Frame::Hint { at } => self.receive_hint(from, to, at),
-            Frame::FlushAck { epoch, nonce } => self.receive_flush_ack(from, to, epoch, nonce),
-            Frame::Handover { mv, snapshot, hw } => {
-                self.receive_handover(from, to, mv, snapshot, hw);
+            Frame::FlushAck {
+                epoch,
+                nonce,
+                frozen_for,
+            } => self.receive_flush_ack(from, to, epoch, nonce, frozen_for),
+            Frame::Handover {
+                mv,
+                epoch,
+                snapshot,
+                hw,
+            } => {
+                self.receive_handover(from, to, mv, epoch, snapshot, hw);
             }
             Frame::Ready { mv } => self.receive_ready(from, to, mv),
             Frame::Refuse { mv } => self.receive_refuse(from, to, mv),

@@ -42,6 +42,11 @@ pub struct Report {
     pub violation: Option<Violation>,
 }
 
+/// The longest run the explorer accepts. Every run of a configuration ends (moves,
+/// crashes and messages are bounded), well below this; a longer one is a livelock and
+/// breaks [`Property::Progress`].
+pub const DEPTH_LIMIT: usize = 500;
+
 fn fingerprint(st: &State) -> u64 {
     let mut h = DefaultHasher::new();
     st.hash(&mut h);
@@ -80,7 +85,8 @@ pub fn exhaustive(cfg: &Config, max_states: u64) -> Report {
         report.states += 1;
         path.push(action);
         report.max_depth = report.max_depth.max(path.len());
-        if let Some(property) = check_always(&succ) {
+        let too_long = (path.len() > DEPTH_LIMIT).then_some(Property::Progress);
+        if let Some(property) = check_always(&succ).or(too_long) {
             report.violation = Some(Violation {
                 property,
                 trace: path,
@@ -163,7 +169,8 @@ pub fn random_walks(cfg: &Config, seed: u64, walks: u64) -> Report {
             report.states += 1;
             path.push(action);
             report.max_depth = report.max_depth.max(path.len());
-            if let Some(property) = check_always(&st) {
+            let too_long = (path.len() > DEPTH_LIMIT).then_some(Property::Progress);
+            if let Some(property) = check_always(&st).or(too_long) {
                 report.violation = Some(Violation {
                     property,
                     trace: path,

@@ -33,11 +33,13 @@ impl Sim<'_> {
             unreachable!("only the host moves the actor")
         };
         let snapshot: Vec<Item> = mailbox.into_iter().collect();
+        let epoch = self.node(n).epoch;
         self.st.send(
             n,
             t,
             Frame::Handover {
                 mv,
+                epoch,
                 snapshot: snapshot.clone(),
                 hw,
             },
@@ -68,6 +70,7 @@ impl Sim<'_> {
         from: NodeIx,
         to: NodeIx,
         mv: u8,
+        src_epoch: u8,
         snapshot: Vec<Item>,
         hw: [u8; MAX_NODES],
     ) {
@@ -88,6 +91,7 @@ impl Sim<'_> {
             matches!(route, Route::Direct(h) if h == from) || self.bug(Bug::ReadyWithoutDrain);
         self.node(to).place = Place::Prepared {
             mv,
+            src_epoch,
             from,
             snapshot,
             hw,
@@ -166,7 +170,6 @@ impl Sim<'_> {
         self.fire(Event::Moved);
         let node = self.node(s);
         node.epoch += 1;
-        node.holders[usize::from(t)] = 0;
         node.hinted = 0;
         for item in &shipped {
             self.st.hold(t, item);
@@ -289,10 +292,17 @@ impl Sim<'_> {
         if let Place::Host { mailbox, .. } = &mut self.node(to).place {
             mailbox.extend(shipped);
         }
-        let buffered = match route {
-            Route::Switching { buffer, .. } | Route::Relocating { buffer, .. } => buffer,
-            _ => Vec::new(),
+        let (buffered, hop) = match route {
+            Route::Switching { buffer, old } => (buffer, Some(old)),
+            Route::Relocating { buffer, .. } => (buffer, None),
+            Route::Direct(h) => (Vec::new(), Some(h)),
+            Route::Dead => (Vec::new(), None),
         };
+        // The pin this node held on its route's node (the source, or a former owner
+        // that acknowledged its drain) is released: it routes nowhere now.
+        if let Some(h) = hop {
+            self.st.send(to, h, Frame::Unpin);
+        }
         for item in buffered.into_iter().chain(mine) {
             self.owner_take(to, item);
         }

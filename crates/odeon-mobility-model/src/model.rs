@@ -129,11 +129,15 @@ pub enum Frame {
         epoch: u8,
         /// The flush's nonce.
         nonce: u8,
+        /// The move the owner is frozen for, 0 if it runs the actor.
+        frozen_for: u8,
     },
     /// Phase 1 of a hand-over: the snapshot (state and pending mailbox).
     Handover {
         /// The move's id (one per started move).
         mv: u8,
+        /// The source's epoch (moves committed before this one).
+        epoch: u8,
         /// The queued messages, in order.
         snapshot: Vec<Item>,
         /// The actor's per-origin high-water marks.
@@ -274,6 +278,8 @@ pub enum Place {
     Prepared {
         /// The move.
         mv: u8,
+        /// The source's epoch at freeze.
+        src_epoch: u8,
         /// The source.
         from: NodeIx,
         /// The shipped mailbox.

@@ -219,6 +219,10 @@ impl Sim<'_> {
     pub(crate) fn owner_take(&mut self, n: NodeIx, item: Item) {
         match item {
             Item::Flush { origin, nonce } => {
+                let frozen_for = match self.node(n).place {
+                    Place::Frozen { mv, .. } => mv,
+                    _ => 0,
+                };
                 let node = self.node(n);
                 if origin == n || node.lost & bit(origin) != 0 {
                     // Its origin is gone: nobody to acknowledge, and a pin it could
@@ -228,7 +232,15 @@ impl Sim<'_> {
                 node.holders[usize::from(origin)] += 1;
                 node.export = true;
                 let epoch = node.epoch;
-                self.st.send(n, origin, Frame::FlushAck { epoch, nonce });
+                self.st.send(
+                    n,
+                    origin,
+                    Frame::FlushAck {
+                        epoch,
+                        nonce,
+                        frozen_for,
+                    },
+                );
             }
             Item::Msg { id, seq, .. } => {
                 let o = usize::from(self.origin(id));
@@ -390,7 +402,14 @@ impl Sim<'_> {
     }
 
     /// The owner `from` acknowledged `to`'s flush `nonce`.
-    pub(crate) fn receive_flush_ack(&mut self, from: NodeIx, to: NodeIx, epoch: u8, nonce: u8) {
+    pub(crate) fn receive_flush_ack(
+        &mut self,
+        from: NodeIx,
+        to: NodeIx,
+        epoch: u8,
+        nonce: u8,
+        frozen_for: u8,
+    ) {
         let node = self.node(to);
         let current = node.nonce == nonce;
         let (prepared, route) = match &mut node.place {
@@ -398,10 +417,11 @@ impl Sim<'_> {
             Place::Prepared {
                 route,
                 mv,
+                src_epoch,
                 from: src,
                 ready_sent,
                 ..
-            } => (Some((*mv, *src, ready_sent)), route),
+            } => (Some((*mv, *src_epoch, *src, ready_sent)), route),
             _ => (None, &mut Route::Dead),
         };
         let Route::Switching { buffer, old } = route else {
@@ -417,8 +437,26 @@ impl Sim<'_> {
         let old = *old;
         *route = Route::Direct(from);
         node.epoch = node.epoch.max(epoch);
-        let ready =
-            prepared.and_then(|(mv, src, sent)| (!mem::replace(sent, true)).then_some((mv, src)));
+        // A prepared target is drained only when the hand-over's source, frozen for
+        // this move, acknowledged: then everything it sent, the buffer included (sent
+        // just below, ahead of Ready on the same link), is queued at the source. An
+        // earlier owner (its epoch is older: it was frozen when the flush reached it,
+        // and has moved the actor on since) only ends this switch: flush again (the
+        // next owner's epoch is newer, so this ends). Any other owner means the source
+        // left this move (it cannot commit without Ready): drop the copy now rather
+        // than wait for its Abort.
+        let (ready, again, stale) = match prepared {
+            Some((mv, _, src, sent)) if src == from && frozen_for == mv => (
+                (!mem::replace(sent, true)).then_some((mv, src)),
+                false,
+                false,
+            ),
+            Some((_, src_epoch, _, _)) if epoch < src_epoch => {
+                (None, !self.bug(Bug::ReadyWithoutDrain), false)
+            }
+            Some(_) => (None, false, true),
+            None => (None, false, false),
+        };
         self.fire(Event::Switched);
         // The old route's node may forget this one now (its pin is released only
         // here, not when the flush passed: a flush lost with a crashed node is sent
@@ -431,6 +469,12 @@ impl Sim<'_> {
         // Ready (hand-over step 3).
         if let Some((mv, src)) = ready {
             self.st.send(to, src, Frame::Ready { mv });
+        }
+        if again {
+            self.start_switch(to);
+        }
+        if stale {
+            self.discard(to, false);
         }
     }
 
