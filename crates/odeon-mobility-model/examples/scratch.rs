@@ -20,7 +20,7 @@ fn main() {
         crashable: 0,
         refusers: 0,
         timeouts: false,
-        bug: None,
+        bugs: vec![],
     };
     let cfg = match which {
         "a" => Config {
@@ -86,10 +86,74 @@ fn main() {
             timeouts: true,
             ..base
         },
+        "h" => Config {
+            clients: vec![c(1, &[false, true]), c(2, &[true])],
+            max_moves: 2,
+            ..base
+        },
+        "i" => Config {
+            clients: vec![c(1, &[false, true]), c(2, &[false])],
+            max_moves: 2,
+            max_crashes: 1,
+            crashable: 1,
+            ..base
+        },
+        "j" => Config {
+            clients: vec![c(1, &[false, true])],
+            max_moves: 2,
+            refusers: 0b100,
+            timeouts: true,
+            ..base
+        },
+        "k" => Config {
+            clients: vec![c(1, &[false, true])],
+            max_moves: 3,
+            ..base
+        },
+        "l" => Config {
+            clients: vec![c(1, &[false, true]), c(2, &[false])],
+            max_moves: 2,
+            max_crashes: 1,
+            crashable: 0b111,
+            ..base
+        },
+        "m" => Config {
+            clients: vec![c(1, &[false, true])],
+            max_moves: 2,
+            max_crashes: 1,
+            crashable: 1,
+            timeouts: true,
+            ..base
+        },
+        "n" => Config {
+            clients: vec![c(1, &[true]), c(2, &[false])],
+            max_moves: 2,
+            max_crashes: 1,
+            crashable: 1,
+            ..base
+        },
         _ => panic!(),
     };
+    let mut cfg = cfg;
+    for b in std::env::var("BUG")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|b| !b.is_empty())
+    {
+        cfg.bugs.push(match b {
+            "flush" => Bug::SwitchWithoutFlush,
+            "discard" => Bug::SourceDiscardsBeforeCommit,
+            "activate" => Bug::TargetActivatesWithoutCommit,
+            "gc" => Bug::GcWithoutFlush,
+            "drain" => Bug::ReadyWithoutDrain,
+            "straggler" => Bug::NoStragglerCheck,
+            _ => panic!(),
+        });
+    }
     let t = Instant::now();
-    let r = if args.get(2).map(String::as_str) == Some("walk") {
+    let r = if args.get(2).map(String::as_str) == Some("fifo") {
+        find(&cfg, 5_000_000, Property::Fifo)
+    } else if args.get(2).map(String::as_str) == Some("walk") {
         let seed: u64 = args.get(3).map(|s| s.parse().unwrap()).unwrap_or(1);
         let n: u64 = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(10_000);
         random_walks(&cfg, seed, n)

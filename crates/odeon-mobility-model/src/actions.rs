@@ -160,14 +160,11 @@ impl Sim<'_> {
                 confirmed,
             } => self.rebind(to, id, from, at, hops, confirmed),
             Frame::Located { epoch } => self.receive_located(from, to, epoch),
-            Frame::Locate { nonce } => self.receive_locate(from, to, nonce),
-            Frame::LocAns { rank, epoch, nonce } => {
-                self.receive_answer(from, to, nonce, Some((rank, epoch)));
-            }
-            Frame::NotHere { nonce } => self.receive_answer(from, to, nonce, None),
+            Frame::Locate { nonce, again } => self.receive_locate(from, to, nonce, again),
+
             Frame::Unpin => self.receive_unpin(from, to),
             Frame::Reflush { ttl } => self.receive_reflush(from, to, ttl),
-            Frame::Gone => self.receive_gone(to),
+            Frame::Gone { nonce, via } => self.receive_gone(to, nonce, via),
         }
     }
 

@@ -56,6 +56,17 @@ fn fingerprint(st: &State) -> u64 {
 /// Explores every interleaving of `cfg` depth-first, up to `max_states` distinct
 /// states, and stops at the first violation.
 pub fn exhaustive(cfg: &Config, max_states: u64) -> Report {
+    search(cfg, max_states, |_| true)
+}
+
+/// Like [`exhaustive`], but only `property` counts: the search goes on through states
+/// that break others, and stops at the first that breaks this one. For mutation
+/// tests: "this defect breaks FIFO", whatever else it breaks first.
+pub fn find(cfg: &Config, max_states: u64, property: Property) -> Report {
+    search(cfg, max_states, |p| p == property)
+}
+
+fn search(cfg: &Config, max_states: u64, wanted: impl Fn(Property) -> bool) -> Report {
     let mut report = Report::default();
     let mut seen = HashSet::new();
     let init = State::initial(cfg);
@@ -86,7 +97,7 @@ pub fn exhaustive(cfg: &Config, max_states: u64) -> Report {
         path.push(action);
         report.max_depth = report.max_depth.max(path.len());
         let too_long = (path.len() > DEPTH_LIMIT).then_some(Property::Progress);
-        if let Some(property) = check_always(&succ).or(too_long) {
+        if let Some(property) = check_always(&succ).or(too_long).filter(|p| wanted(*p)) {
             report.violation = Some(Violation {
                 property,
                 trace: path,
@@ -94,10 +105,14 @@ pub fn exhaustive(cfg: &Config, max_states: u64) -> Report {
             });
             return report;
         }
+        if too_long.is_some() {
+            path.pop();
+            continue;
+        }
         let acts = enabled(cfg, &succ);
         if acts.is_empty() {
             report.terminals += 1;
-            if let Some(property) = check_terminal(cfg, &succ) {
+            if let Some(property) = check_terminal(cfg, &succ).filter(|p| wanted(*p)) {
                 report.violation = Some(Violation {
                     property,
                     trace: path,

@@ -236,7 +236,7 @@ impl Sim<'_> {
         held: Vec<Item>,
         hw: [u8; MAX_NODES],
     ) {
-        let bugged = self.cfg.bug.is_some();
+        let bugged = !self.cfg.bugs.is_empty();
         match &mut self.node(to).place {
             Place::Prepared { mv: m, from: f, .. } if (*m, *f) == (mv, from) => {
                 self.activate(from, to, epoch, held, hw);

@@ -11,7 +11,9 @@ mod props;
 mod repair;
 
 pub use actions::{Action, apply, enabled};
-pub use explore::{Report, SplitMix64, Violation, describe, exhaustive, random_walks};
+pub use explore::{
+    DEPTH_LIMIT, Report, SplitMix64, Violation, describe, exhaustive, find, random_walks,
+};
 pub use model::{
     Bug, Client, Config, Frame, Ghost, HOME, Item, MAX_NODES, MAX_SCRIPT, MsgGhost, MsgId, Node,
     NodeIx, NodeSet, Place, Route, State, bit,

@@ -25,7 +25,7 @@ pub const fn bit(n: NodeIx) -> NodeSet {
 }
 
 /// A deliberate defect, to show that the checker finds what each part of the protocol
-/// prevents (tests/mutations.rs). `None` in [`Config::bug`] is the protocol as designed.
+/// prevents (tests/mutations.rs). An empty [`Config::bugs`] is the protocol as designed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Bug {
     /// A sender switches to the hinted node at once, without a flush through its old
@@ -73,8 +73,8 @@ pub struct Config {
     pub refusers: NodeSet,
     /// Whether a frozen source may give up waiting (a timeout) at any moment.
     pub timeouts: bool,
-    /// A deliberate defect, or `None` for the protocol as designed.
-    pub bug: Option<Bug>,
+    /// Deliberate defects; empty for the protocol as designed.
+    pub bugs: Vec<Bug>,
 }
 
 /// A message: its client and its index in the client's script.
@@ -104,10 +104,13 @@ pub enum Item {
     /// The last item its origin sends on its old route before switching: whoever
     /// owns the actor when it arrives acknowledges it to the origin.
     Flush {
-        /// The node switching.
+        /// The node switching (or relocating).
         origin: NodeIx,
         /// Which switch of the origin this is (stale acknowledgements are released).
         nonce: u8,
+        /// For a relocation, the node the origin sent it through (a `Gone` names it);
+        /// the origin itself for an ordinary switch.
+        via: NodeIx,
     },
 }
 
@@ -194,24 +197,15 @@ pub enum Frame {
         /// The new epoch.
         epoch: u8,
     },
-    /// "Where is the actor?": sent to every node by one whose route died.
+    /// "Where is the actor?": sent to every live node by one whose route died. Each
+    /// receiver pins the sender and sends a flush (with `via` = itself) along its own
+    /// route on the sender's behalf: the owner acknowledges it, wherever the actor went
+    /// meanwhile.
     Locate {
         /// The relocation's nonce.
         nonce: u8,
-    },
-    /// An answer to `Locate`: the sender pinned the asker as a route holder.
-    LocAns {
-        /// 2 for the owner, 1 for a node that forwards.
-        rank: u8,
-        /// The sender's epoch.
-        epoch: u8,
-        /// The relocation's nonce.
-        nonce: u8,
-    },
-    /// An answer to `Locate`: nothing here.
-    NotHere {
-        /// The relocation's nonce.
-        nonce: u8,
+        /// Sent again after a `Reflush`: the receiver has pinned the sender already.
+        again: bool,
     },
     /// Releases a pin taken by an acknowledgement or an answer that was not used.
     Unpin,
@@ -222,8 +216,13 @@ pub enum Frame {
         /// Hops left.
         ttl: u8,
     },
-    /// The actor is lost (a route found no live copy).
-    Gone,
+    /// A flush reached a node whose route is dead (its relocation found no copy).
+    Gone {
+        /// The flush's nonce.
+        nonce: u8,
+        /// The flush's `via`.
+        via: NodeIx,
+    },
 }
 
 /// How a node reaches the actor when it does not have it.
@@ -238,14 +237,13 @@ pub enum Route {
         /// Items waiting for the acknowledgement, in order.
         buffer: Vec<Item>,
     },
-    /// The route's node was lost: asking every node where the actor is.
+    /// The route's node was lost: a flush goes through every live node; the first
+    /// acknowledgement (from the owner) is the new route.
     Relocating {
         /// Items waiting, in order.
         buffer: Vec<Item>,
-        /// Nodes that have not answered yet.
+        /// Nodes whose flush has neither been acknowledged nor come back `Gone`.
         waiting: NodeSet,
-        /// Positive answers: (rank, epoch, node).
-        answers: Vec<(u8, u8, NodeIx)>,
     },
     /// No live node has the actor: it is lost.
     Dead,

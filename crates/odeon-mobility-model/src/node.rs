@@ -26,7 +26,7 @@ impl Sim<'_> {
     }
 
     pub(crate) fn bug(&self, b: Bug) -> bool {
-        self.cfg.bug == Some(b)
+        self.cfg.bugs.contains(&b)
     }
 
     /// The node a message's client lives on: where its reply goes.
@@ -86,11 +86,27 @@ impl Sim<'_> {
     }
 
     /// Sends or queues `item` along `n`'s route (a node that does not run the actor).
+    ///
+    /// A relocation flush (`via != origin`) is a probe with no place in any order, so
+    /// it never waits in a buffer: a switching node sends it through its old route, a
+    /// node with no route answers `Gone`. (Buffered, it can wait on a switch that waits
+    /// on the relocation: the checker found that cycle.)
     pub(crate) fn route_push(&mut self, n: NodeIx, item: Item) {
         let route = match &mut self.node(n).place {
             Place::Away { route } | Place::Prepared { route, .. } => route,
             _ => unreachable!("route_push on an owner"),
         };
+        if let Item::Flush { origin, nonce, via } = item
+            && via != origin
+        {
+            match *route {
+                Route::Direct(h) | Route::Switching { old: h, .. } => self.forward(n, h, item),
+                Route::Relocating { .. } | Route::Dead => {
+                    self.st.send(n, origin, Frame::Gone { nonce, via });
+                }
+            }
+            return;
+        }
         match route {
             Route::Direct(h) => {
                 let h = *h;
@@ -206,7 +222,9 @@ impl Sim<'_> {
                 }
             }
             Item::Msg { .. } => {}
-            Item::Flush { origin, .. } if origin != n => self.st.send(n, origin, Frame::Gone),
+            Item::Flush { origin, nonce, via } if origin != n => {
+                self.st.send(n, origin, Frame::Gone { nonce, via });
+            }
             Item::Flush { .. } => {}
         }
     }
@@ -218,7 +236,7 @@ impl Sim<'_> {
     /// FIFO (a gap, never a reordering).
     pub(crate) fn owner_take(&mut self, n: NodeIx, item: Item) {
         match item {
-            Item::Flush { origin, nonce } => {
+            Item::Flush { origin, nonce, .. } => {
                 let frozen_for = match self.node(n).place {
                     Place::Frozen { mv, .. } => mv,
                     _ => 0,
@@ -269,6 +287,13 @@ impl Sim<'_> {
 
     /// `to` receives an item from `from`.
     pub(crate) fn receive_item(&mut self, from: NodeIx, to: NodeIx, item: Item) {
+        if let Item::Flush { origin, nonce, via } = item
+            && origin == to
+        {
+            // A relocation flush that came back to its origin: no copy that way.
+            self.receive_gone(to, nonce, via);
+            return;
+        }
         if let Item::Msg {
             id,
             ask: true,
@@ -286,6 +311,12 @@ impl Sim<'_> {
         }
         match &mut self.node(to).place {
             Place::Host { .. } | Place::Frozen { .. } => self.owner_take(to, item),
+            Place::Prepared {
+                ready_sent: false, ..
+            } if matches!(item, Item::Flush { origin, via, .. } if via != origin) => {
+                // A draining target holds no order for a probe (see `route_push`).
+                self.route_push(to, item);
+            }
             Place::Prepared { held, .. } => {
                 held.push(item);
                 self.st.hold(to, &item);
@@ -379,8 +410,15 @@ impl Sim<'_> {
         }
         node.nonce += 1;
         let nonce = node.nonce;
-        self.st
-            .send(n, old, Frame::Fwd(Item::Flush { origin: n, nonce }));
+        self.st.send(
+            n,
+            old,
+            Frame::Fwd(Item::Flush {
+                origin: n,
+                nonce,
+                via: n,
+            }),
+        );
     }
 
     /// `n` leaves its direct route: a flush goes first, new items wait for its ack.
@@ -397,8 +435,15 @@ impl Sim<'_> {
             old: h,
             buffer: Vec::new(),
         };
-        self.st
-            .send(n, h, Frame::Fwd(Item::Flush { origin: n, nonce }));
+        self.st.send(
+            n,
+            h,
+            Frame::Fwd(Item::Flush {
+                origin: n,
+                nonce,
+                via: n,
+            }),
+        );
     }
 
     /// The owner `from` acknowledged `to`'s flush `nonce`.
@@ -424,6 +469,14 @@ impl Sim<'_> {
             } => (Some((*mv, *src_epoch, *src, ready_sent)), route),
             _ => (None, &mut Route::Dead),
         };
+        if let Route::Relocating { .. } = route {
+            if current {
+                self.finish_relocation(to, Some(from));
+            } else {
+                self.st.send(to, from, Frame::Unpin);
+            }
+            return;
+        }
         let Route::Switching { buffer, old } = route else {
             // Stale: release the pin the acknowledgement took.
             self.st.send(to, from, Frame::Unpin);

@@ -82,12 +82,11 @@ impl Sim<'_> {
                     };
                     self.relocate(n, buffer);
                 }
-                Route::Relocating {
-                    waiting, answers, ..
-                } => {
+                Route::Relocating { waiting, .. } => {
                     *waiting &= !bit(k);
-                    answers.retain(|a| a.2 != k);
-                    self.maybe_finish(n);
+                    if *waiting == 0 {
+                        self.finish_relocation(n, None);
+                    }
                 }
                 _ => {}
             }
@@ -109,6 +108,19 @@ impl Sim<'_> {
 
     /// A `Reflush` from `from`: relevant only if `to` routes through `from`.
     pub(crate) fn receive_reflush(&mut self, from: NodeIx, to: NodeIx, ttl: u8) {
+        let node = self.node(to);
+        if let Place::Away {
+            route: Route::Relocating { waiting, .. },
+        } = &node.place
+        {
+            // A relocation flush through `from` may have died: send it again (the
+            // extra pin is released with the others at the end).
+            if *waiting & bit(from) != 0 {
+                let nonce = node.nonce;
+                self.st.send(to, from, Frame::Locate { nonce, again: true });
+            }
+            return;
+        }
         if self.route_hop(to) != Some(from) {
             return;
         }
@@ -118,7 +130,11 @@ impl Sim<'_> {
         }
     }
 
-    /// `n`'s route died: ask every node it does not know to be lost.
+    /// `n`'s route died: a flush goes through every node it does not know to be lost.
+    /// Each of them forwards it along its own route, so the flush follows the actor
+    /// wherever it moved meanwhile, and only the owner acknowledges it. (Asking nodes
+    /// "is it here?" instead misses an actor that moves from a node not yet asked to
+    /// one already asked; letting forwarders answer makes cycles of stale routes.)
     pub(crate) fn relocate(&mut self, n: NodeIx, buffer: Vec<Item>) {
         let nodes = self.cfg.nodes;
         let node = self.node(n);
@@ -128,109 +144,80 @@ impl Sim<'_> {
             .filter(|&j| j != n && node.lost & bit(j) == 0)
             .fold(0, |m, j| m | bit(j));
         node.place = Place::Away {
-            route: Route::Relocating {
-                buffer,
-                waiting,
-                answers: Vec::new(),
-            },
+            route: Route::Relocating { buffer, waiting },
         };
         self.fire(Event::Relocating);
         for j in 0..nodes {
             if waiting & bit(j) != 0 {
-                self.st.send(n, j, Frame::Locate { nonce });
-            }
-        }
-        self.maybe_finish(n);
-    }
-
-    /// Answers a `Locate`: a node with a copy (the owner, or a prepared target that has
-    /// sent Ready, whose route leads straight to the source) pins the asker as a
-    /// holder. A forwarder says `NotHere`: its own route may lead to the lost node,
-    /// and two relocating forwarders answering each other would make a cycle; so does
-    /// a target still draining its own route. While the actor lives, the owner or a
-    /// target in the commit window answers, so one answer suffices.
-    pub(crate) fn receive_locate(&mut self, from: NodeIx, to: NodeIx, nonce: u8) {
-        let node = self.node(to);
-        let rank = match &node.place {
-            Place::Host { .. } | Place::Frozen { .. } => Some(2),
-            Place::Prepared { ready_sent, .. } => ready_sent.then_some(1),
-            Place::Away { .. } => None,
-        };
-        let Some(rank) = rank else {
-            self.st.send(to, from, Frame::NotHere { nonce });
-            return;
-        };
-        node.holders[usize::from(from)] += 1;
-        node.export = true;
-        let epoch = node.epoch;
-        self.st.send(to, from, Frame::LocAns { rank, epoch, nonce });
-    }
-
-    /// An answer to `to`'s relocation (or a stale one, whose pin is released).
-    pub(crate) fn receive_answer(
-        &mut self,
-        from: NodeIx,
-        to: NodeIx,
-        nonce: u8,
-        ans: Option<(u8, u8)>,
-    ) {
-        let node = self.node(to);
-        let current = node.nonce == nonce;
-        match &mut node.place {
-            Place::Away {
-                route:
-                    Route::Relocating {
-                        waiting, answers, ..
+                self.st.send(
+                    n,
+                    j,
+                    Frame::Locate {
+                        nonce,
+                        again: false,
                     },
-            } if current && *waiting & bit(from) != 0 => {
-                *waiting &= !bit(from);
-                if let Some((rank, epoch)) = ans {
-                    answers.push((rank, epoch, from));
-                }
-                self.maybe_finish(to);
+                );
             }
-            _ => {
-                if ans.is_some() {
-                    self.st.send(to, from, Frame::Unpin);
-                }
-            }
+        }
+        if waiting == 0 {
+            self.finish_relocation(n, None);
         }
     }
 
-    /// Ends a relocation once every node answered or was lost: the best answer (the
-    /// owner, else the newest forwarder) becomes the route and the other pins are
-    /// released; with no answer the actor is lost.
-    fn maybe_finish(&mut self, n: NodeIx) {
-        let Place::Away {
-            route:
-                Route::Relocating {
-                    waiting: 0,
-                    answers,
-                    ..
-                },
-        } = &self.node(n).place
-        else {
+    /// `to` passes `from`'s relocation flush on, pinning `from` until it is done (so
+    /// that a `Reflush` reaches it if the flush dies with a node further on).
+    pub(crate) fn receive_locate(&mut self, from: NodeIx, to: NodeIx, nonce: u8, again: bool) {
+        let node = self.node(to);
+        if let Place::Away {
+            route: Route::Relocating { .. } | Route::Dead,
+        } = node.place
+        {
+            // No route here either: this path has no copy. (Buffering it instead lets
+            // two relocating nodes wait for each other.)
+            self.st.send(to, from, Frame::Gone { nonce, via: to });
             return;
+        }
+        if !again {
+            node.holders[usize::from(from)] += 1;
+        }
+        node.export = true;
+        let item = Item::Flush {
+            origin: from,
+            nonce,
+            via: to,
         };
-        let best = answers
-            .iter()
-            .copied()
-            .max_by_key(|&(r, e, j)| (r, e, u8::MAX - j));
-        let others: Vec<_> = answers.iter().map(|a| a.2).collect();
+        match &mut self.node(to).place {
+            Place::Host { .. } | Place::Frozen { .. } => self.owner_take(to, item),
+            Place::Prepared {
+                held,
+                ready_sent: true,
+                ..
+            } => held.push(item),
+            Place::Prepared { .. } | Place::Away { .. } => self.route_push(to, item),
+        }
+    }
+
+    /// Ends `n`'s relocation: the owner `acked` is the new route, or, with no
+    /// acknowledgement on any path, the actor is lost. Every node the flush was sent
+    /// through pinned `n`: all those pins are released (the owner keeps the pin of its
+    /// acknowledgement).
+    pub(crate) fn finish_relocation(&mut self, n: NodeIx, acked: Option<NodeIx>) {
+        let nodes = self.cfg.nodes;
+        let lost = self.node(n).lost;
         let Place::Away { route } = &mut self.node(n).place else {
-            unreachable!()
+            unreachable!("only a node without the actor relocates")
         };
         let Route::Relocating { buffer, .. } = mem::replace(route, Route::Dead) else {
-            unreachable!()
+            unreachable!("finishing a relocation that is not under way")
         };
-        if let Some((_, epoch, b)) = best {
+        if let Some(b) = acked {
             *route = Route::Direct(b);
-            let node = self.node(n);
-            node.epoch = node.epoch.max(epoch);
+        }
+        for j in (0..nodes).filter(|&j| j != n && lost & bit(j) == 0) {
+            self.st.send(n, j, Frame::Unpin);
+        }
+        if let Some(b) = acked {
             self.fire(Event::Relocated);
-            for j in others.into_iter().filter(|&j| j != b) {
-                self.st.send(n, j, Frame::Unpin);
-            }
             for item in buffer {
                 self.forward(n, b, item);
             }
@@ -242,20 +229,29 @@ impl Sim<'_> {
         }
     }
 
-    /// The actor is gone (said a node whose route found no copy).
-    pub(crate) fn receive_gone(&mut self, to: NodeIx) {
+    /// `to`'s flush through `via` reached a dead route: for a switch, the actor is
+    /// gone; for a relocation, that path has no copy.
+    pub(crate) fn receive_gone(&mut self, to: NodeIx, nonce: u8, via: NodeIx) {
+        let current = self.node(to).nonce == nonce;
         let Place::Away { route } = &mut self.node(to).place else {
             return;
         };
-        if matches!(route, Route::Switching { .. } | Route::Relocating { .. }) {
-            let (Route::Switching { buffer, .. } | Route::Relocating { buffer, .. }) =
-                mem::replace(route, Route::Dead)
-            else {
-                unreachable!()
-            };
-            for item in buffer {
-                self.drop_item(to, item);
+        match route {
+            Route::Switching { .. } if current => {
+                let Route::Switching { buffer, .. } = mem::replace(route, Route::Dead) else {
+                    unreachable!()
+                };
+                for item in buffer {
+                    self.drop_item(to, item);
+                }
             }
+            Route::Relocating { waiting, .. } if current && *waiting & bit(via) != 0 => {
+                *waiting &= !bit(via);
+                if *waiting == 0 {
+                    self.finish_relocation(to, None);
+                }
+            }
+            _ => {}
         }
     }
 
