@@ -157,12 +157,15 @@ impl SplitMix64 {
     }
 }
 
-/// Runs `walks` random schedules of `cfg`, walk `i` seeded with `seed + i`, each to a
-/// terminal state, checking every state on the way; stops at the first violation.
+/// Runs `walks` random schedules of `cfg`, each to a terminal state, checking every
+/// state on the way; stops at the first violation. Walk `i` is seeded with
+/// `base + i`, where `base` is drawn from `seed`, so that two seeds give unrelated
+/// walks (not the same ones shifted by a few).
 pub fn random_walks(cfg: &Config, seed: u64, walks: u64) -> Report {
     let mut report = Report::default();
+    let base = SplitMix64::new(seed).next_u64();
     for w in 0..walks {
-        let mut rng = SplitMix64::new(seed.wrapping_add(w));
+        let mut rng = SplitMix64::new(base.wrapping_add(w));
         let mut st = State::initial(cfg);
         let mut path = Vec::new();
         loop {

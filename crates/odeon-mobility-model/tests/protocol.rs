@@ -170,7 +170,6 @@ fn random_schedules_with_crashes_refusals_and_timeouts_keep_every_property() {
             Event::Refused,
             Event::ResumedAtSource,
             Event::Relocated,
-            Event::StragglerDropped,
             Event::ActorLost,
         ],
     );
