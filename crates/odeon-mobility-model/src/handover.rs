@@ -107,19 +107,11 @@ impl Sim<'_> {
             self.activate(from, to, epoch, Vec::new(), hw);
         } else if drained {
             self.st.send(to, from, Frame::Ready { mv });
-        } else if matches!(self.route_hop(to), Some(_)) && !self.is_switching(to) {
+        } else {
+            // A direct route that does not lead to the source: flush through it. (A
+            // route already switching has its flush on the way.)
             self.start_switch(to);
         }
-    }
-
-    fn is_switching(&mut self, n: NodeIx) -> bool {
-        matches!(
-            self.node(n).place,
-            Place::Prepared {
-                route: Route::Switching { .. },
-                ..
-            }
-        )
     }
 
     /// Step 3, at the source: Ready commits. The source becomes a forwarder whose

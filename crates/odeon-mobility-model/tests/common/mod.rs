@@ -5,7 +5,7 @@
 use odeon_mobility_model::{Client, Config, Event, NodeSet, Report};
 
 /// A client on `node` sending `script` in order (`true` = ask, `false` = tell).
-pub fn client(node: u8, script: &[bool]) -> Client {
+pub(crate) fn client(node: u8, script: &[bool]) -> Client {
     Client {
         node,
         asks: script.to_vec(),
@@ -13,7 +13,7 @@ pub fn client(node: u8, script: &[bool]) -> Client {
 }
 
 /// `nodes` nodes, no client, one move, no crash, no refusal, no timeout, no defect.
-pub fn base(nodes: u8) -> Config {
+pub(crate) fn base(nodes: u8) -> Config {
     Config {
         nodes,
         clients: Vec::new(),
@@ -27,13 +27,13 @@ pub fn base(nodes: u8) -> Config {
 }
 
 /// Every node of a configuration with `nodes` nodes.
-pub fn all(nodes: u8) -> NodeSet {
+pub(crate) fn all(nodes: u8) -> NodeSet {
     (1u8 << nodes) - 1
 }
 
 /// Fails with the trace and the final state if a property broke, or if an exhaustive
 /// search stopped at its state limit; prints the counts (`--nocapture` shows them).
-pub fn assert_holds(name: &str, report: &Report) {
+pub(crate) fn assert_holds(name: &str, report: &Report) {
     println!(
         "{name}: {} states, {} terminal states, longest run {} steps",
         report.states, report.terminals, report.max_depth
@@ -46,7 +46,7 @@ pub fn assert_holds(name: &str, report: &Report) {
 
 /// Fails unless every event in `events` happened in some explored run (the
 /// configuration really exercised what the test is about).
-pub fn assert_reached(name: &str, report: &Report, events: &[Event]) {
+pub(crate) fn assert_reached(name: &str, report: &Report, events: &[Event]) {
     for e in events {
         assert!(
             e.in_mask(report.events),
