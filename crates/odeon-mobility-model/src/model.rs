@@ -284,7 +284,8 @@ pub enum Place {
         snapshot: Vec<Item>,
         /// The shipped high-water marks.
         hw: [u8; MAX_NODES],
-        /// What arrived here meanwhile, in order (nothing is forwarded while prepared).
+        /// What arrived here meanwhile, in order (no message is forwarded while
+        /// prepared; a draining target passes relocation probes on, see `route_push`).
         held: Vec<Item>,
         /// This node's own route, kept for an abort.
         route: Route,
