@@ -260,11 +260,23 @@ impl MobileEntry {
     /// The entry on the actor's birth node, where it was spawned and runs.
     pub(crate) fn born(actor: WireRef, peers: impl IntoIterator<Item = NodeId>) -> Self {
         let me = actor.node.clone();
-        Self::new(me, actor, Place::Host { hw: HighWater::new() }, true, peers)
+        Self::new(
+            me,
+            actor,
+            Place::Host {
+                hw: HighWater::new(),
+            },
+            true,
+            peers,
+        )
     }
 
     /// The entry on a node `me` that got a ref to the actor: routes to the birth node.
-    pub(crate) fn away(me: NodeId, actor: WireRef, peers: impl IntoIterator<Item = NodeId>) -> Self {
+    pub(crate) fn away(
+        me: NodeId,
+        actor: WireRef,
+        peers: impl IntoIterator<Item = NodeId>,
+    ) -> Self {
         let route = Route::Direct(actor.node.clone());
         Self::new(me, actor, Place::Away { route }, false, peers)
     }
@@ -345,7 +357,10 @@ impl MobileEntry {
                 message,
                 payload,
                 ..
-            } => self.receive_item(from, Item::Msg(first_hop(from, seq, message, payload, None))),
+            } => self.receive_item(
+                from,
+                Item::Msg(first_hop(from, seq, message, payload, None)),
+            ),
             Traffic::MAsk {
                 seq,
                 request,

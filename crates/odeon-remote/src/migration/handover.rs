@@ -15,9 +15,7 @@
 
 use std::mem;
 
-use super::entry::{
-    Frozen, HighWater, Item, MobileEntry, MoveFailed, Out, Place, Prepared, Route,
-};
+use super::entry::{Frozen, HighWater, Item, MobileEntry, MoveFailed, Out, Place, Prepared, Route};
 use crate::wire::{NodeId, QueuedMessage, Traffic, WireMigrateRefusal};
 
 /// Why [`MobileEntry::freeze`] did not start a move (nothing changed).
@@ -109,7 +107,8 @@ impl MobileEntry {
             self.send_frame(from, Traffic::MigrateRefused { migration, why });
             return;
         }
-        let Place::Away { route } = mem::replace(&mut self.place, Place::Away { route: Route::Dead })
+        let Place::Away { route } =
+            mem::replace(&mut self.place, Place::Away { route: Route::Dead })
         else {
             unreachable!()
         };
@@ -179,7 +178,12 @@ impl MobileEntry {
 
     /// Step 4 failed at the target (it refused): the source resumes (model:
     /// `receive_refuse`).
-    pub(crate) fn receive_refused(&mut self, from: &NodeId, migration: u64, why: WireMigrateRefusal) {
+    pub(crate) fn receive_refused(
+        &mut self,
+        from: &NodeId,
+        migration: u64,
+        why: WireMigrateRefusal,
+    ) {
         if matches!(&self.place, Place::Frozen(f) if f.migration == migration && f.target == *from)
         {
             self.resume(MoveFailed::Refused(why));

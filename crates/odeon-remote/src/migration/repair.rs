@@ -88,7 +88,12 @@ impl MobileEntry {
 
     /// Sends `Reflush` to every holder (model: `pass_reflush`).
     fn pass_reflush(&mut self, ttl: u8) {
-        let holders: Vec<NodeId> = self.holders.keys().filter(|p| **p != self.me).cloned().collect();
+        let holders: Vec<NodeId> = self
+            .holders
+            .keys()
+            .filter(|p| **p != self.me)
+            .cloned()
+            .collect();
         for p in holders {
             let frame = Traffic::Reflush {
                 to: self.actor.token,
@@ -201,7 +206,12 @@ impl MobileEntry {
         if let Some(b) = &acked {
             *route = Route::Direct(b.clone());
         }
-        let live: Vec<NodeId> = self.peers.iter().filter(|j| !self.lost.contains(*j)).cloned().collect();
+        let live: Vec<NodeId> = self
+            .peers
+            .iter()
+            .filter(|j| !self.lost.contains(*j))
+            .cloned()
+            .collect();
         for j in live {
             let frame = Traffic::Unpin {
                 to: self.actor.token,

@@ -195,8 +195,7 @@ impl MobileEntry {
             let (me, hops) = (self.me.clone(), m.hops);
             self.bind_ask(&origin, request, &me, hops, true);
         }
-        if self.me == self.actor.node && !self.holders.contains_key(from) && !self.is_lost(from)
-        {
+        if self.me == self.actor.node && !self.holders.contains_key(from) && !self.is_lost(from) {
             // Routes to the birth node come from refs (every `WireRef` names it), not
             // from an acknowledgement: it pins a sender at first contact, so that its
             // hints and reflushes reach it like any holder (step 7).
