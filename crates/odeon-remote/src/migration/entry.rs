@@ -474,8 +474,9 @@ impl MobileEntry {
         self.lost.contains(n)
     }
 
-    /// Adds a pin of `holder` (never for a node already declared lost: its pin could
-    /// never be released).
+    /// Adds a pin of `holder`. Callers never pin a node already declared lost (its
+    /// pin could never be released): frames from it are no longer read, and the two
+    /// places that pin without a frame from it check.
     pub(crate) fn pin(&mut self, holder: &NodeId) {
         *self.holders.entry(holder.clone()).or_default() += 1;
     }
