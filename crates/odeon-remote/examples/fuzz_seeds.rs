@@ -15,8 +15,8 @@ use odeon_remote::fuzzing;
 use odeon_remote::membership::{Membership, MembershipConfig};
 use odeon_remote::transport::Secret;
 use odeon_remote::wire::{
-    self, FrameWriter, Handshake, NodeId, Outcome, PROTOCOL_VERSION, Refusal, Traffic, WireFailure,
-    WireRef, WireStopReason,
+    self, FrameWriter, Handshake, NodeId, Outcome, PROTOCOL_VERSION, QueuedMessage, Refusal,
+    Traffic, WireFailure, WireMigrateRefusal, WireRef, WireStopReason,
 };
 
 fn id(name: &str) -> NodeId {
@@ -146,7 +146,165 @@ fn traffic() -> Vec<Vec<u8>> {
         actor_type: "tally.Tally".into(),
     }));
     seeds.extend([Vec::new(), vec![3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]]);
+    // Appended after the version-2 seeds so that their files keep their names.
+    seeds.extend(mobility().iter().map(enc));
+    // A commit whose `held` claims 2^32 - 1 messages in a few bytes.
+    let mut lying = enc(&Traffic::MigrateCommit {
+        migration: 1,
+        epoch: 1,
+        held: Vec::new(),
+        high_water: Vec::new(),
+    });
+    lying.truncate(lying.len() - 2);
+    lying.extend([0xff, 0xff, 0xff, 0xff, 0x0f]);
+    seeds.push(lying);
     seeds
+}
+
+/// One frame of each mobility variant (protocol version 3).
+fn mobility() -> Vec<Traffic<'static>> {
+    let queued = |seq: u64, ask: bool| QueuedMessage {
+        message: "tally.Add".into(),
+        payload: vec![7],
+        origin: id("c"),
+        seq,
+        reply: ask.then(|| (id("c"), 5)),
+        hops: 1,
+    };
+    let mut frames = vec![
+        Traffic::MTell {
+            to: 3,
+            seq: 1,
+            message: "tally.Add".into(),
+            payload: vec![7],
+        },
+        Traffic::MAsk {
+            to: 3,
+            seq: 2,
+            request: 1,
+            message: "tally.Total".into(),
+            payload: Vec::new(),
+        },
+        Traffic::Relay {
+            to: 3,
+            msg: queued(3, true),
+        },
+        Traffic::Notice {
+            to: 3,
+            origin: id("a"),
+            seq: 4,
+            id: 8,
+            reason: WireStopReason::Normal,
+        },
+        Traffic::MigrateOffer {
+            migration: 1,
+            actor: WireRef {
+                node: id("a"),
+                id: 1,
+                token: 3,
+                actor_type: "tally.Tally".into(),
+            },
+            epoch: 0,
+            state: vec![0, 1],
+            mailbox: vec![queued(0, false), queued(2, true)],
+            high_water: vec![(id("c"), 2)],
+            watchers: vec![(id("w"), 4)],
+            links: vec![(id("l"), 6)],
+            names: vec!["tally".into()],
+            chunks: 1,
+        },
+        Traffic::MigrateChunk {
+            migration: 1,
+            index: 0,
+            bytes: vec![1; 8],
+        },
+        Traffic::MigrateReady { migration: 1 },
+        Traffic::MigrateCommit {
+            migration: 1,
+            epoch: 1,
+            held: vec![queued(4, false)],
+            high_water: vec![(id("c"), 4)],
+        },
+        Traffic::MigrateAbort { migration: 1 },
+        Traffic::Hint {
+            to: 3,
+            at: id("b"),
+            epoch: 1,
+        },
+        Traffic::Flush {
+            to: 3,
+            origin: id("c"),
+            nonce: 1,
+            via: None,
+        },
+        Traffic::Flush {
+            to: 3,
+            origin: id("c"),
+            nonce: 2,
+            via: Some(id("d")),
+        },
+        Traffic::FlushAck {
+            to: 3,
+            nonce: 1,
+            epoch: 1,
+            frozen_for: Some(1),
+        },
+        Traffic::Gone {
+            to: 3,
+            nonce: 2,
+            via: id("d"),
+        },
+        Traffic::Unpin { to: 3 },
+        Traffic::Reflush { to: 3, ttl: 3 },
+        Traffic::Locate {
+            to: 3,
+            nonce: 2,
+            again: false,
+        },
+        Traffic::Located { to: 3, epoch: 1 },
+        Traffic::AskAt {
+            request: 1,
+            at: id("b"),
+            hops: 2,
+            confirmed: true,
+        },
+        Traffic::WatchAt {
+            actor: 1,
+            key: 4,
+            at: id("b"),
+            hops: 1,
+            confirmed: false,
+        },
+        Traffic::ChildFailed {
+            to: 3,
+            reason: WireStopReason::Failed("panicked".into()),
+        },
+        Traffic::Restart {
+            to: 3,
+            state: vec![0],
+        },
+    ];
+    frames.extend(
+        [
+            WireMigrateRefusal::UnknownType {
+                actor_type: "tally.Tally".into(),
+            },
+            WireMigrateRefusal::Unreachable(id("x")),
+            WireMigrateRefusal::NotMobile,
+            WireMigrateRefusal::Busy,
+            WireMigrateRefusal::LocalOnlyMail {
+                message: "Local".into(),
+            },
+            WireMigrateRefusal::HasChildren,
+            WireMigrateRefusal::Supervised,
+            WireMigrateRefusal::AlreadyThere,
+            WireMigrateRefusal::TokenClash,
+            WireMigrateRefusal::Decode("eof".into()),
+        ]
+        .into_iter()
+        .map(|why| Traffic::MigrateRefused { migration: 1, why }),
+    );
+    frames
 }
 
 fn frames() -> Vec<Vec<u8>> {

@@ -8,7 +8,7 @@
 //! 3. The schema. Version [`PROTOCOL_VERSION`]; a peer with another version is refused
 //!    during the handshake, before anything else is decoded.
 //!
-//! # Schema, version 2
+//! # Schema, version 3
 //! [`Handshake`], in the order a link opens (see `transport/handshake.rs` for the
 //! protocol and its security argument):
 //! - `Hello { version, from, spake }`: the dialer's protocol version, identity and its
@@ -21,6 +21,25 @@
 //!
 //! Version 1 (an HMAC challenge–response keyed by the secret itself) let anyone who
 //! opened one connection test guesses of the secret offline; version 2 does not.
+//!
+//! After the handshake, every frame is one [`Traffic`] (see [`traffic`], every field
+//! commented there). Version 3 appends the mobility variants (`MTell` through
+//! `Restart`, with [`QueuedMessage`] and [`WireMigrateRefusal`]; the protocol is in
+//! `crate::migration` and `docs/design/mobility.md` §5). The variants of version 2
+//! keep their encodings (postcard numbers variants in declaration order), but a
+//! version-2 node would close its link at the first new frame, so the version is
+//! bumped and a cluster upgrades all its nodes together.
+//!
+//! # Bounds
+//! Every decoded value is bounded by its frame: the frame reader refuses a length
+//! prefix above `max_frame` ([`crate::defaults::MAX_FRAME`] by default) before
+//! reading, and a value is decoded from that one frame's bytes. postcard reads a
+//! vector's or string's elements from those bytes (each element takes at least one
+//! byte), so no length prefix can make a decoder read or keep more than the frame
+//! holds; serde caps the allocation made up front from a length prefix
+//! (`size_hint::cautious`). So the mobility variants' vectors (`mailbox`, `held`,
+//! `high_water`, `watchers`, `links`, `names`, `state`, chunk bytes) need no limit of
+//! their own: a state larger than a frame travels in `MigrateChunk`s.
 
 pub mod frame;
 pub mod traffic;
@@ -28,10 +47,12 @@ pub mod traffic;
 use serde::{Deserialize, Serialize};
 
 pub use frame::{FrameReader, FrameWriter};
-pub use traffic::{Outcome, Traffic, WireFailure, WireRef, WireStopReason};
+pub use traffic::{
+    Outcome, QueuedMessage, Traffic, WireFailure, WireMigrateRefusal, WireRef, WireStopReason,
+};
 
 /// The protocol version this build speaks.
-pub const PROTOCOL_VERSION: u16 = 2;
+pub const PROTOCOL_VERSION: u16 = 3;
 
 /// The most bytes a node name may have.
 pub const MAX_NAME: usize = 255;

@@ -160,6 +160,276 @@ pub enum Traffic<'a> {
     /// and is closing the link: the receiver loses the sender too, so that both ends
     /// agree and the next link between them starts empty.
     Lost,
+
+    // ---- Version 3: mobility (docs/design/mobility.md §5; the steps are those of
+    // `crate::migration`). Appended, so the variants above keep their encodings. A
+    // mobile actor is addressed by the export token it keeps on every node (§2.2).
+    /// A message to a mobile actor, sent by its origin node straight to the next node
+    /// of its route (the origin is this link's peer; one hop made).
+    MTell {
+        /// The actor's export token.
+        to: u64,
+        /// The origin's sequence number for this actor (step 9).
+        seq: u64,
+        /// The message's wire name.
+        message: String,
+        /// The message, postcard-encoded.
+        payload: Vec<u8>,
+    },
+    /// A request to a mobile actor, sent by its origin (see `MTell`); the reply goes
+    /// to the origin as a [`Traffic::Reply`] for `request`, from wherever the actor is.
+    MAsk {
+        /// The actor's export token.
+        to: u64,
+        /// The origin's sequence number for this actor (step 9).
+        seq: u64,
+        /// The request id on the origin node.
+        request: u64,
+        /// The message's wire name.
+        message: String,
+        /// The message, postcard-encoded.
+        payload: Vec<u8>,
+    },
+    /// A message to a mobile actor passed on by a forwarder (its origin is not the
+    /// link's peer).
+    Relay {
+        /// The actor's export token.
+        to: u64,
+        /// The message with its origin, sequence number and reply route.
+        msg: QueuedMessage,
+    },
+    /// A runtime notice (`Terminated`) for a mobile actor that watched someone, sent on
+    /// by the node holding the actor's old cell.
+    Notice {
+        /// The actor's export token.
+        to: u64,
+        /// The node that sends it (the stub's node).
+        origin: NodeId,
+        /// The origin's sequence number for this actor (step 9).
+        seq: u64,
+        /// The watched actor's id.
+        id: u64,
+        /// Why the watched actor stopped.
+        reason: WireStopReason,
+    },
+    /// Hand-over step 2: the frozen actor's snapshot, from the source to the target.
+    MigrateOffer {
+        /// The move's id, unique per source node (like request ids).
+        migration: u64,
+        /// The actor's identity (birth node, id), token and type.
+        actor: WireRef,
+        /// Moves committed before this one.
+        epoch: u32,
+        /// The postcard-encoded state (empty if chunked).
+        state: Vec<u8>,
+        /// The mailbox at freeze, in order.
+        mailbox: Vec<QueuedMessage>,
+        /// Per origin node, the largest sequence number taken (step 9).
+        high_water: Vec<(NodeId, u64)>,
+        /// Remote watches of the actor: (watcher node, key).
+        watchers: Vec<(NodeId, u64)>,
+        /// Remote links: (node, its actor's id).
+        links: Vec<(NodeId, u64)>,
+        /// Names registered for the actor.
+        names: Vec<String>,
+        /// How many [`Traffic::MigrateChunk`] frames follow (0: `state` is whole).
+        chunks: u32,
+    },
+    /// Part of a state too large for one frame (`max_frame`).
+    MigrateChunk {
+        /// The move.
+        migration: u64,
+        /// Which chunk, from 0.
+        index: u32,
+        /// The chunk's bytes.
+        bytes: Vec<u8>,
+    },
+    /// Hand-over step 3: the target holds the copy and its own route is drained.
+    MigrateReady {
+        /// The move.
+        migration: u64,
+    },
+    /// Hand-over step 3: the target does not take the actor.
+    MigrateRefused {
+        /// The move.
+        migration: u64,
+        /// Why.
+        why: WireMigrateRefusal,
+    },
+    /// Hand-over step 4: the source committed; the target activates (step 5).
+    MigrateCommit {
+        /// The move.
+        migration: u64,
+        /// The actor's epoch from now on.
+        epoch: u32,
+        /// What the source held since freeze, in order.
+        held: Vec<QueuedMessage>,
+        /// The high-water marks at commit.
+        high_water: Vec<(NodeId, u64)>,
+    },
+    /// The source gave up (timeout): the target drops its copy.
+    MigrateAbort {
+        /// The move.
+        migration: u64,
+    },
+    /// Step 7: "the actor is not here; flush through me and switch".
+    Hint {
+        /// The actor's export token.
+        to: u64,
+        /// Where the sender's route leads (informational).
+        at: NodeId,
+        /// The sender's epoch.
+        epoch: u32,
+    },
+    /// Steps 8 and 11: travels along routes like a message; the owner acknowledges it.
+    Flush {
+        /// The actor's export token.
+        to: u64,
+        /// The node switching or relocating.
+        origin: NodeId,
+        /// Which switch or relocation of the origin.
+        nonce: u64,
+        /// `None` for a switch; for a relocation, the node the origin sent the probe
+        /// to (a [`Traffic::Gone`] names it).
+        via: Option<NodeId>,
+    },
+    /// The owner got the flush `nonce` of the receiver: route to the sender.
+    FlushAck {
+        /// The actor's export token.
+        to: u64,
+        /// The flush's nonce.
+        nonce: u64,
+        /// The owner's epoch.
+        epoch: u32,
+        /// The move the owner is frozen for, if it is frozen.
+        frozen_for: Option<u64>,
+    },
+    /// A relocation flush reached a node with no route: no copy that way.
+    Gone {
+        /// The actor's export token.
+        to: u64,
+        /// The flush's nonce.
+        nonce: u64,
+        /// The flush's `via`.
+        via: NodeId,
+    },
+    /// Step 10: the sender no longer routes through the receiver (one pin released).
+    Unpin {
+        /// The actor's export token.
+        to: u64,
+    },
+    /// Step 11: the sender declared a node lost; a flush sent through it may be lost.
+    Reflush {
+        /// The actor's export token.
+        to: u64,
+        /// Hops left for passing it on to holders.
+        ttl: u8,
+    },
+    /// Step 11: the sender's route died; flush along your route on its behalf.
+    Locate {
+        /// The actor's export token.
+        to: u64,
+        /// The relocation's nonce.
+        nonce: u64,
+        /// Sent again after a `Reflush` (the receiver pinned the sender already).
+        again: bool,
+    },
+    /// Step 5 → 6: the new host tells the birth node.
+    Located {
+        /// The actor's export token.
+        to: u64,
+        /// The new epoch.
+        epoch: u32,
+    },
+    /// §3.3: where an ask is now ("sent to `at`", or received there if `confirmed`).
+    AskAt {
+        /// The request id on the receiver (the ask's origin).
+        request: u64,
+        /// The node it went to.
+        at: NodeId,
+        /// Its hops then (most hops wins).
+        hops: u8,
+        /// Reported by `at` on receipt.
+        confirmed: bool,
+    },
+    /// §3.5: where a watch of a mobile actor is now (as `AskAt`).
+    WatchAt {
+        /// The watched actor's id.
+        actor: u64,
+        /// The watch's key.
+        key: u64,
+        /// The node it went to.
+        at: NodeId,
+        /// Its hops then.
+        hops: u8,
+        /// Reported by `at` on receipt.
+        confirmed: bool,
+    },
+    /// §3.6 (v2): a moved supervised child failed at its host.
+    ChildFailed {
+        /// The actor's export token.
+        to: u64,
+        /// Why.
+        reason: WireStopReason,
+    },
+    /// §3.6 (v2): the supervisor restarted the child; replace its state.
+    Restart {
+        /// The actor's export token.
+        to: u64,
+        /// The fresh postcard-encoded state.
+        state: Vec<u8>,
+    },
+}
+
+/// A message queued for a mobile actor, as it travels in a snapshot, a commit or a
+/// [`Traffic::Relay`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct QueuedMessage {
+    /// The message's wire name ("odeon.Terminated" for a runtime notice).
+    pub message: String,
+    /// The message, postcard-encoded.
+    pub payload: Vec<u8>,
+    /// The sender's node.
+    pub origin: NodeId,
+    /// The origin's sequence number for this actor; 0 for a message sent on the node
+    /// that owned the actor then (never numbered, never a straggler).
+    pub seq: u64,
+    /// For an ask: where the reply goes (origin node, request id there).
+    pub reply: Option<(NodeId, u64)>,
+    /// Hops made so far (binding reports, §3.3: the most hops wins).
+    pub hops: u8,
+}
+
+/// Why a target refused a hand-over ([`Traffic::MigrateRefused`]); mirrors the
+/// API's `MigrateRefusal`, with types as strings. The refusing node is the peer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WireMigrateRefusal {
+    /// The target does not know the actor type.
+    UnknownType {
+        /// The actor type's wire name.
+        actor_type: String,
+    },
+    /// A node on the way cannot be reached.
+    Unreachable(NodeId),
+    /// The actor type is not mobile on the target.
+    NotMobile,
+    /// The target's own route to the actor is being repaired.
+    Busy,
+    /// A queued message type cannot leave its node.
+    LocalOnlyMail {
+        /// Its name.
+        message: String,
+    },
+    /// The actor has children.
+    HasChildren,
+    /// The actor is a supervised child.
+    Supervised,
+    /// The actor is already on the target (or the target holds a copy).
+    AlreadyThere,
+    /// The target uses the actor's token for another actor.
+    TokenClash,
+    /// The target could not decode the state.
+    Decode(String),
 }
 
 impl Outcome<'_> {
@@ -223,4 +493,201 @@ pub struct WireRef {
     pub token: u64,
     /// The actor type's wire name.
     pub actor_type: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{decode, encode};
+
+    fn node(name: &str) -> NodeId {
+        NodeId {
+            name: name.into(),
+            incarnation: 42,
+        }
+    }
+
+    fn queued(seq: u64, ask: bool) -> QueuedMessage {
+        QueuedMessage {
+            message: "demo.Add".into(),
+            payload: vec![1, 2, 3],
+            origin: node("c"),
+            seq,
+            reply: ask.then(|| (node("c"), 77)),
+            hops: 2,
+        }
+    }
+
+    /// One value of every variant version 3 added, with non-default fields.
+    fn mobility_frames() -> Vec<Traffic<'static>> {
+        let refusals = [
+            WireMigrateRefusal::UnknownType {
+                actor_type: "demo.Counter".into(),
+            },
+            WireMigrateRefusal::Unreachable(node("x")),
+            WireMigrateRefusal::NotMobile,
+            WireMigrateRefusal::Busy,
+            WireMigrateRefusal::LocalOnlyMail {
+                message: "Local".into(),
+            },
+            WireMigrateRefusal::HasChildren,
+            WireMigrateRefusal::Supervised,
+            WireMigrateRefusal::AlreadyThere,
+            WireMigrateRefusal::TokenClash,
+            WireMigrateRefusal::Decode("eof".into()),
+        ];
+        let mut frames = vec![
+            Traffic::MTell {
+                to: 9,
+                seq: 3,
+                message: "demo.Add".into(),
+                payload: vec![5],
+            },
+            Traffic::MAsk {
+                to: 9,
+                seq: 4,
+                request: 11,
+                message: "demo.Total".into(),
+                payload: vec![],
+            },
+            Traffic::Relay {
+                to: 9,
+                msg: queued(5, true),
+            },
+            Traffic::Notice {
+                to: 9,
+                origin: node("a"),
+                seq: 6,
+                id: 12,
+                reason: WireStopReason::Failed("boom".into()),
+            },
+            Traffic::MigrateOffer {
+                migration: 1,
+                actor: WireRef {
+                    node: node("a"),
+                    id: 3,
+                    token: 9,
+                    actor_type: "demo.Counter".into(),
+                },
+                epoch: 2,
+                state: vec![0, 255],
+                mailbox: vec![queued(0, false), queued(7, true)],
+                high_water: vec![(node("b"), 7), (node("c"), 1)],
+                watchers: vec![(node("w"), 4)],
+                links: vec![(node("l"), 8)],
+                names: vec!["counter".into()],
+                chunks: 0,
+            },
+            Traffic::MigrateChunk {
+                migration: 1,
+                index: 3,
+                bytes: vec![9; 10],
+            },
+            Traffic::MigrateReady { migration: 1 },
+            Traffic::MigrateCommit {
+                migration: 1,
+                epoch: 3,
+                held: vec![queued(8, false)],
+                high_water: vec![(node("b"), 8)],
+            },
+            Traffic::MigrateAbort { migration: 1 },
+            Traffic::Hint {
+                to: 9,
+                at: node("b"),
+                epoch: 3,
+            },
+            Traffic::Flush {
+                to: 9,
+                origin: node("c"),
+                nonce: 2,
+                via: None,
+            },
+            Traffic::Flush {
+                to: 9,
+                origin: node("c"),
+                nonce: 3,
+                via: Some(node("d")),
+            },
+            Traffic::FlushAck {
+                to: 9,
+                nonce: 2,
+                epoch: 3,
+                frozen_for: Some(1),
+            },
+            Traffic::Gone {
+                to: 9,
+                nonce: 3,
+                via: node("d"),
+            },
+            Traffic::Unpin { to: 9 },
+            Traffic::Reflush { to: 9, ttl: 4 },
+            Traffic::Locate {
+                to: 9,
+                nonce: 3,
+                again: true,
+            },
+            Traffic::Located { to: 9, epoch: 3 },
+            Traffic::AskAt {
+                request: 77,
+                at: node("b"),
+                hops: 2,
+                confirmed: false,
+            },
+            Traffic::WatchAt {
+                actor: 3,
+                key: 4,
+                at: node("b"),
+                hops: 1,
+                confirmed: true,
+            },
+            Traffic::ChildFailed {
+                to: 9,
+                reason: WireStopReason::Shutdown,
+            },
+            Traffic::Restart {
+                to: 9,
+                state: vec![1],
+            },
+        ];
+        frames.extend(
+            refusals
+                .into_iter()
+                .map(|why| Traffic::MigrateRefused { migration: 1, why }),
+        );
+        frames
+    }
+
+    #[test]
+    fn every_mobility_frame_survives_a_round_trip() {
+        let frames = mobility_frames();
+        assert_eq!(frames.len(), 32, "22 variants, 10 refusals");
+        for frame in frames {
+            let bytes = encode(&frame).unwrap();
+            assert_eq!(decode::<Traffic>(&bytes).unwrap(), frame);
+        }
+    }
+
+    #[test]
+    fn version_two_variants_keep_their_encodings() {
+        // postcard numbers variants in declaration order: appending must not renumber.
+        assert_eq!(encode(&Traffic::Heartbeat).unwrap(), [17]);
+        assert_eq!(encode(&Traffic::Lost).unwrap(), [18]);
+        assert_eq!(encode(&Traffic::Unpin { to: 1 }).unwrap(), [33, 1]);
+    }
+
+    #[test]
+    fn a_queued_message_with_a_lying_length_is_malformed_not_allocated() {
+        // A mailbox claiming u32::MAX entries in a 9-byte frame: the decoder runs out
+        // of bytes instead of reserving room for them.
+        let mut bytes = encode(&Traffic::MigrateCommit {
+            migration: 1,
+            epoch: 1,
+            held: vec![],
+            high_water: vec![],
+        })
+        .unwrap();
+        bytes.truncate(bytes.len() - 2);
+        bytes.extend([0xff, 0xff, 0xff, 0xff, 0x0f]);
+        assert!(decode::<Traffic>(&bytes).is_err());
+    }
 }

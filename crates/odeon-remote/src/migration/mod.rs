@@ -1,0 +1,137 @@
+//! Live actor migration: the protocol, as pure state machines.
+//!
+//! This module is the design document of mobility in code form. The full design, with
+//! the API, the cost and the open questions, is `docs/design/mobility.md`; the
+//! protocol's specification is the model-checked crate `odeon-mobility-model`, and
+//! every transition here is a port of a model function of the same name (each
+//! function's docs name its twin). A change to the protocol is tried in the model
+//! first.
+//!
+//! # Status
+//! Sans-I/O and not yet wired: a driver feeds a [`MobileEntry`](entry::MobileEntry)
+//! events (a local send, a frame from a peer, a freeze, a timeout, a peer declared
+//! lost) and performs the [`Out`](entry::Out)puts it returns (send a frame, deliver to
+//! the local actor, fail an ask, report an outcome). The tests drive several entries
+//! over FIFO queues, frame by frame. Connecting the entries to links, cells and the
+//! node's tables (design §7 steps 2–5) is the next step, which is why the module is
+//! crate-private and allowed dead code.
+//!
+//! # Types
+//! - [`MobileEntry`](entry::MobileEntry): one per (node, actor identity). Its
+//!   **place** is `Host`, `Frozen` (source of a hand-over), `Prepared` (target) or
+//!   `Away { route }`; its **route** is `Direct(node)`, `Switching` (a flush is out,
+//!   later items buffered), `Relocating` (probes out) or `Dead`. It keeps the
+//!   **epoch** (moves committed), the **holders** (pins per node that routes through
+//!   it), whether it is **exported**, `seq_out`, the current **nonce**, and on an
+//!   owner the **high-water marks**.
+//! - [`Item`](entry::Item): what travels along a route: a message
+//!   ([`QueuedMessage`](crate::wire::QueuedMessage): origin, seq, reply route, hops)
+//!   or a flush.
+//! - Frames are the wire's [`Traffic`](crate::wire::Traffic) version-3 variants.
+//!
+//! Files: `entry.rs` (data, `send`, `receive`), `route.rs` (steps 7–10),
+//! `repair.rs` (step 11), `handover.rs` (steps 1–6).
+//!
+//! # The protocol
+//! Per node and actor, one entry. Messages a node sends along a route carry
+//! `(origin, seq)`; messages sent on the owner's node go straight into the mailbox,
+//! unnumbered. The **owner** is the host, or the frozen source during a hand-over.
+//!
+//! 1. **Freeze** (source, between two messages; `freeze`). The mailbox is the
+//!    snapshot; what arrives from now on is held in arrival order; flushes reaching
+//!    the frozen owner are acknowledged at once.
+//!    *Invariant: exactly one owner (this node); nothing handled until commit or
+//!    abort.*
+//! 2. **Snapshot and ship** (`MigrateOffer`: state, mailbox with origins, seqs and
+//!    reply routes, high-water marks). *Invariant: the source keeps its frozen copy
+//!    and everything held; the target's copy cannot run.*
+//! 3. **Prepare** (target; `receive_offer`). It holds the copy, does not run it, and
+//!    holds frames for the actor. If its route leads straight to the source it
+//!    answers `MigrateReady` at once; otherwise it **drains**: a flush through its
+//!    route (step 8), and Ready only when the source itself, frozen for this move,
+//!    acknowledges it; its buffer goes out ahead of Ready on the same link. An
+//!    acknowledgement from an older owner only ends that switch (flush again); one
+//!    from any other owner proves the source left the move (discard).
+//!    *Invariant: when Ready is sent, every message this node sent before is queued
+//!    at the source.*
+//! 4. **Commit** (source, on Ready; `receive_ready`). The commit point: the source
+//!    becomes `Away { Direct(target) }`, sends `MigrateCommit { held, high_water }`,
+//!    reports the shipped asks "sent to target", hints all its holders and reports
+//!    `Moved`. On `MigrateRefused`, its timeout or the target's loss it sends
+//!    `MigrateAbort` (timeout) and resumes: snapshot, then held, in order.
+//!    *Invariant: the source commits at most once per move and never resumes after
+//!    it; the target never runs without Commit: two copies never run.*
+//! 5. **Activate** (target, on Commit; `receive_commit`). It runs the snapshot, then
+//!    the commit's held messages, then what it held (through step 9's check); raises
+//!    `hw[self]` to its `seq_out`; unpins its route's node; pins the source; confirms
+//!    the shipped asks; sends `Located { epoch }` to the birth node. If it loses the
+//!    source first it discards: the snapshot's asks fail back, what it held goes on
+//!    along its route. *Invariant: the actor runs here with its whole mailbox;
+//!    everything sent to it before by any path is ahead of what comes later from the
+//!    same origin.*
+//! 6. **Directory** (birth node, on `Located`; `receive_located`). A newer epoch on a
+//!    route that leads elsewhere starts a switch. The birth node never drops its
+//!    entry while the actor lives. *Invariant: the birth node's route leads to the
+//!    host in finitely many hops, eventually directly.*
+//! 7. **Lazy repair and eager hints** (`receive_item`, `hint_holders`). A forwarder
+//!    passing on a frame from a node it has not hinted since it stopped being host
+//!    sends it `Hint`; at commit the source hints every holder; the birth node pins a
+//!    sender at first contact. *Invariant: a node that routes through a non-owner is
+//!    hinted at least once.*
+//! 8. **Switch** (`receive_hint`, `start_switch`, `receive_flush_ack`). A node with
+//!    `Direct(h)` hinted by `h` sends `Flush { origin: self, nonce }` through `h` and
+//!    buffers everything later until the owner's `FlushAck` (which pins it there);
+//!    then its route is `Direct(owner)`, the buffer goes out in order, and it
+//!    `Unpin`s `h`. Stale acknowledgements are released with `Unpin`.
+//!    *Invariant: when the switch completes, every message sent on the old route is
+//!    queued at an owner; later ones go after them.*
+//! 9. **Stragglers** (`owner_take`). The owner takes a numbered message only above
+//!    `hw[origin]`; an older one is dropped (an ask fails back). Only a crash makes
+//!    one. *Invariant: per origin, the owner takes messages in increasing `seq`: it
+//!    may skip, never reorder.*
+//! 10. **Collection** (`gc`, `receive_unpin`). Pins are taken on acknowledging a flush
+//!     as owner, on becoming host (the source's), on a relocation probe, and at first
+//!     contact on the birth node; released by `Unpin` (after a switch, on becoming
+//!     host, for a stale acknowledgement, at the end of a relocation) or when the
+//!     holder is declared lost. A non-owner that is not the birth node drops its
+//!     export when its pins reach zero. *Invariant: a node sends the actor's frames to
+//!     a non-owner only while it holds a pin there: no frame reaches a dropped entry.*
+//! 11. **Relocation** (`node_lost`, `relocate`, `receive_locate`,
+//!     `finish_relocation`, `receive_gone`, `receive_reflush`). A node whose route's
+//!     node is lost sends `Locate` to every live node; each pins it and sends a probe
+//!     flush along its own route; only the owner acknowledges; the first
+//!     acknowledgement is the new route, every other pin is released. No
+//!     acknowledgement on any path: the actor is lost. Probes never wait in buffers.
+//!     Every loss declaration sends `Reflush` to holders (flushes may have died).
+//!     *Invariant: while the actor lives, its owner eventually acknowledges one probe;
+//!     a route never loops.*
+//!
+//! # Why it is right, in brief (design §3.1, §3.2, §3.7)
+//! - **FIFO per sender**: a route is a FIFO pipe (FIFO links, forwarders append in
+//!   arrival order). It changes only by a switch (the new pipe is used after the
+//!   owner acknowledged the flush that went last through the old one), a hand-over
+//!   (held continues the mailbox; the target's drain puts its earlier messages at the
+//!   source before Ready), or a relocation after a crash (step 9 drops stragglers).
+//! - **Exactly once**: a message is in one place at a time (mailbox, held queue,
+//!   buffer, link) except the snapshot between steps 2 and 4, which is harmless
+//!   because the target runs only on Commit and the source never resumes after
+//!   committing. Without crashes every message reaches the owner; only a crashed node
+//!   loses messages, and in the window Ready..Commit the loss of either node loses the
+//!   actor (never duplicates it).
+//! - **Collection**: a node routes through F only after F pinned it, and unpins only
+//!   after its last frame to F (same link, after it); so zero pins means nothing from
+//!   anyone is still on its way to F, and F's entry can go.
+//!
+//! The model checks these as `SingleOwner`, `AtMostOnce`, `Fifo`, `ExactlyOnce`,
+//! `NoStrayFrames`, `ForwardersCollected` and more (design §8); the tests here check
+//! the same properties on these state machines (`tests.rs`).
+
+#![allow(dead_code)]
+
+pub(crate) mod entry;
+pub(crate) mod handover;
+pub(crate) mod repair;
+pub(crate) mod route;
+
+#[cfg(test)]
+mod tests;
