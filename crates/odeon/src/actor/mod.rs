@@ -70,6 +70,7 @@ pub trait Actor: Send + Sized + 'static {
     /// use std::time::Duration;
     /// use odeon::{Actor, Context, Handler, Message, TimerHandle};
     ///
+    /// #[derive(Clone)]
     /// struct Tick;
     /// impl Message for Tick { type Reply = (); }
     /// struct Counter { ticks: u64, ticker: Option<TimerHandle> }
