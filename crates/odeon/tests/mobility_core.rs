@@ -16,6 +16,21 @@ use odeon::{
 
 type Log = Arc<Mutex<Vec<String>>>;
 
+/// Under Miri (`cargo +nightly miri test -p odeon --test mobility_core`): one worker
+/// and no spares, as in `miri_actor_paths.rs` (work stealing goes through
+/// crossbeam-epoch, which Miri's stacked borrows reject), and a long ask deadline.
+fn new_system() -> System {
+    if cfg!(miri) {
+        System::builder()
+            .workers(1)
+            .max_spare_workers(0)
+            .ask_timeout(std::time::Duration::from_secs(600))
+            .build()
+    } else {
+        System::new()
+    }
+}
+
 fn log_of(log: &Log) -> Vec<String> {
     log.lock().unwrap().clone()
 }
@@ -217,7 +232,7 @@ impl Handler<WatchIt> for Watcher {
 
 #[test]
 fn a_move_asked_for_in_a_handler_freezes_after_that_message_and_resume_keeps_order() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let counter = system.spawn(Counter::new(&log));
     let (req, frozen) = request();
@@ -256,7 +271,7 @@ fn a_move_asked_for_in_a_handler_freezes_after_that_message_and_resume_keeps_ord
 
 #[test]
 fn a_move_asked_for_from_outside_comes_after_the_messages_sent_before_it() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let counter = system.spawn(Counter::new(&log));
     for i in 0..50 {
@@ -278,7 +293,7 @@ fn a_move_asked_for_from_outside_comes_after_the_messages_sent_before_it() {
 
 #[test]
 fn an_awaiting_async_handler_completes_before_the_actor_freezes() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let counter = system.spawn(Counter::new(&log));
     let (go, wait) = tokio::sync::oneshot::channel();
@@ -300,7 +315,7 @@ fn an_awaiting_async_handler_completes_before_the_actor_freezes() {
 
 #[test]
 fn the_snapshot_keeps_send_order_and_asks_are_answered_through_their_slots() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let counter = system.spawn(Counter::new(&log));
     let (req, frozen) = request();
@@ -328,7 +343,7 @@ fn the_snapshot_keeps_send_order_and_asks_are_answered_through_their_slots() {
 
 #[test]
 fn a_stub_forwards_everything_in_order_and_the_actor_is_not_reported_stopped() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let watched = Log::default();
     let counter = system.spawn(Counter::new(&log));
@@ -380,7 +395,7 @@ fn a_stub_forwards_everything_in_order_and_the_actor_is_not_reported_stopped() {
 
 #[test]
 fn a_stub_refuses_local_only_types_with_the_message_back() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let counter = system.spawn(Counter::new(&log));
     let (req, frozen) = request();
@@ -403,7 +418,7 @@ fn a_stub_refuses_local_only_types_with_the_message_back() {
 
 #[test]
 fn a_local_only_message_refuses_the_snapshot_and_resume_loses_nothing() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let counter = system.spawn(Counter::new(&log));
     let (req, frozen) = request();
@@ -427,7 +442,7 @@ fn a_local_only_message_refuses_the_snapshot_and_resume_loses_nothing() {
 
 #[test]
 fn dropping_the_frozen_actor_resumes_it() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let counter = system.spawn(Counter::new(&log));
     let (req, frozen) = request();
@@ -441,7 +456,7 @@ fn dropping_the_frozen_actor_resumes_it() {
 
 #[test]
 fn stop_and_kill_at_a_stub_are_forwarded() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let counter = system.spawn(Counter::new(&log));
     let (req, frozen) = request();
@@ -462,7 +477,7 @@ fn stop_and_kill_at_a_stub_are_forwarded() {
 
 #[test]
 fn a_stop_requested_while_frozen_is_forwarded_at_commit() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let counter = system.spawn(Counter::new(&log));
     let (req, frozen) = request();
@@ -483,7 +498,7 @@ fn a_stop_requested_while_frozen_is_forwarded_at_commit() {
 
 #[test]
 fn a_stop_requested_while_frozen_stops_the_actor_after_a_resume() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let counter = system.spawn(Counter::new(&log));
     let (req, frozen) = request();
@@ -498,7 +513,7 @@ fn a_stop_requested_while_frozen_stops_the_actor_after_a_resume() {
 
 #[test]
 fn moving_a_stub_again_is_refused_as_moved() {
-    let system = System::new();
+    let system = new_system();
     let counter = system.spawn(Counter::new(&Log::default()));
     let (req, frozen) = request();
     counter.request_move(req);
@@ -514,7 +529,7 @@ fn moving_a_stub_again_is_refused_as_moved() {
 
 #[test]
 fn a_move_request_to_a_stopped_actor_is_refused() {
-    let system = System::new();
+    let system = new_system();
     let counter = system.spawn(Counter::new(&Log::default()));
     counter.stop();
     system.run_until_quiescent();
@@ -539,7 +554,7 @@ fn hash_of(r: &ActorRef<Counter>) -> u64 {
 
 #[test]
 fn a_prepared_actor_holds_messages_until_activation_and_runs_migrated_first() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let mut state = Counter::new(&log);
     state.seen = vec![10];
@@ -563,7 +578,7 @@ fn a_prepared_actor_holds_messages_until_activation_and_runs_migrated_first() {
 
 #[test]
 fn discarding_a_prepared_actor_fails_its_queued_asks_without_hooks() {
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let prepared = prepare(&system.handle(), Counter::new(&log), birth());
     let counter = prepared.actor_ref();
@@ -584,7 +599,7 @@ fn discarding_a_prepared_actor_fails_its_queued_asks_without_hooks() {
 fn an_actor_moves_through_a_fake_transport_with_nothing_lost() {
     // Source and target in one system: the fake transport installs the state on the
     // "target" and replays the snapshot, then routes what the stub forwards.
-    let system = System::new();
+    let system = new_system();
     let log = Log::default();
     let source = system.spawn(Counter::new(&log));
     source.tell(Add(1)).unwrap();
