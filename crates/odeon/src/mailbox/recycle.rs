@@ -176,8 +176,8 @@ mod tests {
         for &b in &blocks {
             super::super::alloc::tests::forget_backing_free(b);
             // SAFETY: fresh blocks of this class, given up here.
-            let spilled = unsafe { push(class, b) };
-            assert!(spilled.is_none(), "the stack keeps every block");
+            let back = unsafe { push(class, b) };
+            assert!(back.is_none(), "the stack keeps every block");
         }
         // This test's thread starts with an empty stack: the first DEPTH filled it,
         // the next one spilled them all back at once and started a new stack.
