@@ -86,7 +86,7 @@ pub use actor::{
     Actor, ActorId, AsyncHandler, Handler, Handles, Message, StopReason, Terminated, marker,
 };
 pub use cell::SpawnOptions;
-pub use refs::remote::RemoteActor;
+pub use refs::remote::{MobileActor, RemoteActor};
 pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WeakActorRef, remote};
 pub use supervision::{Children, Strategy, Supervisor, SupervisorSpec};
 pub use system::{System, SystemBuilder, SystemHandle};

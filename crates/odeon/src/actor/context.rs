@@ -89,18 +89,30 @@ use crate::{
 /// ```
 pub struct Context<A: Actor> {
     cell: Option<NonNull<Cell<A>>>,
-    stop: Option<Box<StopReason>>,
+    /// What the handler asked to happen between this message and the next (stop, move):
+    /// one pointer, so the turn's check after each message stays one load and test.
+    between: Option<Box<Between>>,
     more: Option<Box<More<A>>>,
 }
 
+/// Requests a handler leaves for the turn to act on after the current message.
+#[derive(Default)]
+pub(crate) struct Between {
+    pub(crate) stop: Option<StopReason>,
+    /// A move (`cell/migrate.rs`). A stop wins over it.
+    pub(crate) mv: Option<crate::cell::MoveGuard>,
+}
+
 /// The rarely used parts, allocated on first use to keep idle actors small.
-struct More<A: Actor> {
+pub(crate) struct More<A: Actor> {
     children: ChildList,
     timers: Vec<TimerHandle>,
     stash: Vec<NonNull<Header<A>>>,
     /// Links to actors on other nodes, and the key of the watcher on this actor that
     /// reports its failure to them.
     remote_links: Vec<(Arc<dyn crate::remote::Endpoint>, ActorId)>,
+    /// Why the last move failed, until `migration_failed` has seen it.
+    pub(crate) move_error: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
 // SAFETY: a context is only used on its actor's turn, which may move between threads;
@@ -119,7 +131,7 @@ impl<A: Actor> Context<A> {
     pub(crate) fn detached() -> Self {
         Self {
             cell: None,
-            stop: None,
+            between: None,
             more: None,
         }
     }
@@ -147,13 +159,14 @@ impl<A: Actor> Context<A> {
         }
     }
 
-    fn more(&mut self) -> &mut More<A> {
+    pub(crate) fn more(&mut self) -> &mut More<A> {
         self.more.get_or_insert_with(|| {
             Box::new(More {
                 children: ChildList::default(),
                 timers: Vec::new(),
                 stash: Vec::new(),
                 remote_links: Vec::new(),
+                move_error: None,
             })
         })
     }
@@ -190,18 +203,59 @@ impl<A: Actor> Context<A> {
     /// Stops this actor once the current message is handled (for an async handler: once
     /// its future completes).
     pub fn stop(&mut self) {
-        self.stop = Some(Box::new(StopReason::Normal));
+        self.stop_with(StopReason::Normal);
     }
 
     pub(crate) fn stop_with(&mut self, reason: StopReason) {
-        self.stop = Some(Box::new(reason));
+        self.between.get_or_insert_with(Default::default).stop = Some(reason);
     }
 
-    pub(crate) fn take_stop(&mut self) -> Option<StopReason> {
-        // Read before writing: the turn asks after every message, and an unconditional
-        // `take` would write the context's line each time (see `Cell`'s layout).
-        self.stop.as_ref()?;
-        self.stop.take().map(|b| *b)
+    /// Records a move for the turn to take after the current message; a second call
+    /// replaces (and refuses) the first.
+    pub(crate) fn set_move(&mut self, mv: crate::cell::MoveGuard) {
+        let old = self
+            .between
+            .get_or_insert_with(Default::default)
+            .mv
+            .replace(mv);
+        if let Some(old) = old {
+            old.refuse(crate::remote::NotFrozen::Replaced);
+        }
+    }
+
+    /// What the handler asked for, if anything. The turn asks after every message.
+    #[inline]
+    pub(crate) fn take_between(&mut self) -> Option<Box<Between>> {
+        // Read before writing: an unconditional `take` would write the context's line
+        // after every message (see `Cell`'s layout).
+        self.between.as_ref()?;
+        self.between.take()
+    }
+
+    /// Drops a requested stop or move (a panic overrides both; a dropped move request
+    /// is refused by its guard).
+    pub(crate) fn clear_between(&mut self) {
+        self.between = None;
+    }
+
+    /// Whether the actor has children that have not stopped (a move is refused then).
+    pub(crate) fn has_live_children(&self) -> bool {
+        self.more.as_ref().is_some_and(|m| m.children.any_alive())
+    }
+
+    /// The stash, taken out (a freeze moves it into the snapshot).
+    pub(crate) fn take_stash(&mut self) -> Vec<NonNull<Header<A>>> {
+        self.more
+            .as_mut()
+            .map(|m| std::mem::take(&mut m.stash))
+            .unwrap_or_default()
+    }
+
+    /// Puts a stash back (a move was aborted).
+    pub(crate) fn restore_stash(&mut self, stash: Vec<NonNull<Header<A>>>) {
+        if !stash.is_empty() {
+            self.more().stash = stash;
+        }
     }
 
     /// Spawns a child: it is stopped when this actor stops.
@@ -291,7 +345,7 @@ impl<A: Actor> Context<A> {
                 }
             }
             Err(reason) if reason.is_failure() => {
-                self.stop = Some(Box::new(StopReason::LinkFailed(peer.id())));
+                self.stop_with(StopReason::LinkFailed(peer.id()));
             }
             Err(_) => {}
         }

@@ -61,4 +61,61 @@ pub trait Actor: Send + Sized + 'static {
     fn stopped(&mut self, reason: &StopReason) {
         let _ = reason;
     }
+
+    /// Runs on the node a mobile actor moved to, on its first turn there, before any
+    /// message: re-open what did not travel with the state (timers, subscriptions,
+    /// local handles). Never called for an actor that does not move.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use odeon::{Actor, Context, Handler, Message, TimerHandle};
+    ///
+    /// #[derive(Clone)]
+    /// struct Tick;
+    /// impl Message for Tick { type Reply = (); }
+    /// struct Counter { ticks: u64, ticker: Option<TimerHandle> }
+    /// impl Actor for Counter {
+    ///     fn migrated(&mut self, cx: &mut Context<Self>) {
+    ///         // A timer does not travel: arm a new one on the new node.
+    ///         self.ticker = Some(cx.send_interval(Duration::from_secs(1), Tick));
+    ///     }
+    /// }
+    /// impl Handler<Tick> for Counter {
+    ///     fn handle(&mut self, _: Tick, _: &mut Context<Self>) { self.ticks += 1; }
+    /// }
+    /// ```
+    fn migrated(&mut self, cx: &mut Context<Self>) {
+        let _ = cx;
+    }
+
+    /// A move of this actor did not happen: it keeps running here with nothing lost
+    /// (the messages queued meanwhile are handled next, in order). Runs on the next
+    /// turn, before any message.
+    ///
+    /// `error` is the transport's own error, erased so that the core does not depend
+    /// on it: with `odeon-remote` it is a `MigrateError`, which a hook can recover
+    /// with `error.downcast_ref::<odeon_remote::MigrateError>()`.
+    ///
+    /// ```
+    /// use odeon::{Actor, Context};
+    ///
+    /// struct Counter { failed_moves: u32 }
+    /// impl Actor for Counter {
+    ///     fn migration_failed(
+    ///         &mut self,
+    ///         _cx: &mut Context<Self>,
+    ///         error: &(dyn std::error::Error + 'static),
+    ///     ) {
+    ///         self.failed_moves += 1;
+    ///         eprintln!("still here: {error}");
+    ///     }
+    /// }
+    /// ```
+    fn migration_failed(
+        &mut self,
+        cx: &mut Context<Self>,
+        error: &(dyn std::error::Error + 'static),
+    ) {
+        let _ = (cx, error);
+    }
 }

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::turn::panic_message;
-use super::{Cell, IDLE, KILL_REQUESTED, Phase, STOP_REQUESTED, STOPPED};
+use super::{Cell, IDLE, KILL_REQUESTED, MOVED, Phase, STOP_REQUESTED, STOPPED};
 use crate::mailbox::node::Header;
 use crate::scheduler::RunOutcome;
 use crate::{Actor, ActorId, StopReason, Terminated};
@@ -102,6 +102,11 @@ impl<A: Actor> Cell<A> {
 
     /// Stops the actor for good. Runs on its turn; see the module docs.
     pub(crate) fn finish(&self, reason: StopReason) -> RunOutcome {
+        // SAFETY: on the actor's turn; no other borrow of `life` is live.
+        if unsafe { self.life() }.phase == Phase::Moved {
+            // A stub retires silently: the actor did not stop (`migrate.rs`).
+            return self.retire_stub();
+        }
         self.retire_state(&reason);
         // SAFETY: on the actor's turn; no other borrow of the context or life is live.
         unsafe { self.context() }.discard_stash();
@@ -176,7 +181,7 @@ impl<A: Actor> Cell<A> {
         // The panic wins over a `cx.stop()` the broken instance asked for before it: the
         // supervisor decides what happens next.
         // SAFETY: on the actor's turn; the state and its future are gone.
-        let _ = unsafe { self.context() }.take_stop();
+        unsafe { self.context() }.clear_between();
         // SAFETY: as above.
         let life = unsafe { self.life() };
         life.phase = Phase::Failed;
@@ -219,6 +224,23 @@ impl<A: Actor> Cell<A> {
                 return;
             }
             let c = ctl.get_or_insert_with(Default::default);
+            // A stub forwards stop and kill to wherever the actor went; `Shutdown` of
+            // this node retires the stub instead (`migrate.rs`). `MOVED` is set under
+            // this lock, so a request is either forwarded here or by the commit.
+            if self.flags.load(Ordering::Acquire) & MOVED != 0
+                && !matches!(reason, StopReason::Shutdown)
+            {
+                let route = c.route.clone();
+                drop(ctl);
+                if let Some(route) = route {
+                    if bits & KILL_REQUESTED != 0 {
+                        route.kill(reason);
+                    } else {
+                        route.stop(reason);
+                    }
+                }
+                return;
+            }
             if c.stop_reason.is_none() {
                 c.stop_reason = Some(reason);
             }

@@ -23,8 +23,17 @@
 //! -(waker)-> `SCHEDULED` -(turn resumes)-> `RUNNING` -(Ready)-> `IDLE`.
 //! A wake during `RUNNING` sets `NOTIFIED`, and the turn polls again instead of parking.
 //! While `PARKED` the mailbox stays unmarked, so senders never schedule the actor.
+//!
+//! # Migration (`migrate.rs`)
+//! A mobile actor's turn can *freeze* between two messages: it hands the turn to a
+//! transport (`FREEZING`, then `FROZEN` once the turn has returned) without marking the
+//! mailbox, so arriving messages queue in order and nothing schedules the actor, as
+//! while `PARKED`. Stop and kill requests do not wake a frozen turn. The transport ends
+//! the freeze with a resume (the turn runs again here) or a commit (the cell becomes a
+//! forwarding *stub*: `MOVED` is set and `Phase::Moved` forwards what arrives).
 
 mod lifecycle;
+mod migrate;
 mod spawn;
 mod turn;
 
@@ -38,6 +47,7 @@ use std::task::{Wake, Waker};
 use crate::sync::Mutex;
 
 pub(crate) use lifecycle::AnyCell;
+pub(crate) use migrate::{FrozenCell, MobileCell, MoveGuard, prepare_cell};
 pub use spawn::SpawnOptions;
 pub(crate) use spawn::spawn;
 
@@ -53,12 +63,21 @@ const STOP_REQUESTED: u8 = 1;
 const STOPPED: u8 = 2;
 /// With `STOP_REQUESTED`: cancel a pending async handler instead of letting it finish.
 const KILL_REQUESTED: u8 = 4;
+/// The actor moved to another node: this cell is a stub that forwards (`migrate.rs`).
+/// Tested on the same load as `STOPPED` in `Cell::send`.
+const MOVED: u8 = 8;
 
 const IDLE: u8 = 0;
 const RUNNING: u8 = 1;
 const NOTIFIED: u8 = 2;
 const PARKED: u8 = 3;
 const SCHEDULED: u8 = 4;
+/// A turn froze the actor and is still returning; a transport that ends the freeze
+/// meanwhile sets `THAWED` and the turn requeues itself instead of parking.
+const FREEZING: u8 = 5;
+/// Frozen: a transport owns the turn. `wake_turn` leaves it alone.
+const FROZEN: u8 = 6;
+const THAWED: u8 = 7;
 
 /// Where the actor is in its life. Owned by the turn.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -69,6 +88,16 @@ pub(crate) enum Phase {
     /// A supervised actor whose handler panicked: its state is gone, user messages are
     /// held until the supervisor's directive arrives.
     Failed,
+    /// Frozen for a move: a transport owns the turn (`migrate.rs`).
+    Frozen,
+    /// A forwarding stub: the actor moved away; the state is gone.
+    Moved,
+    /// Installed by a transport and not yet activated: nothing runs.
+    Prepared,
+    /// Runs `migration_failed` first on the next turn (a move was aborted).
+    Resumed,
+    /// Runs `migrated` first on the next turn (the actor arrived here).
+    Migrated,
 }
 
 /// Owner-only bookkeeping of the turn.
@@ -87,6 +116,8 @@ pub(crate) struct Extras {
     pub(crate) bound: Option<tokio::sync::Semaphore>,
     /// Blocking actors: their own thread.
     pub(crate) dedicated: Option<Dedicated>,
+    /// Actors installed by a transport after a move: their birth identity.
+    pub(crate) mobile: Option<Box<MobileCell>>,
 }
 
 /// The thread of a blocking actor.
@@ -105,6 +136,8 @@ pub(crate) struct Control {
     pub(crate) links: Vec<Arc<dyn AnyCell>>,
     pub(crate) stop_reason: Option<StopReason>,
     pub(crate) final_reason: Option<StopReason>,
+    /// A stub's route (set once, at commit, before `MOVED`).
+    pub(crate) route: Option<Arc<dyn crate::remote::Forward>>,
 }
 
 /// The fields are ordered by who touches them on the hot paths, so that a producer on
@@ -163,6 +196,18 @@ impl<A: Actor> Cell<A> {
         &self.shared
     }
 
+    /// The id `ActorRef::id` reports: the birth id for an actor that moved here.
+    pub(crate) fn public_id(&self) -> ActorId {
+        match self.mobile() {
+            Some(m) => m.birth.id,
+            None => self.id,
+        }
+    }
+
+    pub(crate) fn mobile(&self) -> Option<&MobileCell> {
+        self.extras.as_ref().and_then(|e| e.mobile.as_deref())
+    }
+
     pub(crate) fn is_stopped(&self) -> bool {
         self.flags.load(Ordering::Acquire) & STOPPED != 0
     }
@@ -197,8 +242,12 @@ impl<A: Actor> Cell<A> {
         M: Message,
         A: Handles<M, K>,
     {
-        if self.is_stopped() {
-            return Err(TellError::Stopped(msg));
+        // One load and one test for both: a stopped actor and a stub (whose cold path
+        // refuses types that cannot leave the node, `migrate.rs`).
+        if self.flags.load(Ordering::Acquire) & (STOPPED | MOVED) != 0 {
+            if let Err(refusal) = self.refuse_or_pass::<M>() {
+                return Err(refusal.with(msg));
+            }
         }
         if let Some(bound) = self.bound() {
             match bound.try_acquire() {
@@ -224,11 +273,13 @@ impl<A: Actor> Cell<A> {
         M: Message,
         A: Handles<M, K>,
     {
-        if self.is_stopped() {
-            if let Some(b) = self.bound() {
-                b.add_permits(1);
+        if self.flags.load(Ordering::Acquire) & (STOPPED | MOVED) != 0 {
+            if let Err(refusal) = self.refuse_or_pass::<M>() {
+                if let Some(b) = self.bound() {
+                    b.add_permits(1);
+                }
+                return Err(refusal.with(msg));
             }
-            return Err(TellError::Stopped(msg));
         }
         self.push_node(message_node(A::__vtables().tell, msg, ()));
         Ok(())

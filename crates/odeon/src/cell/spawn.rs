@@ -86,8 +86,33 @@ pub(crate) fn spawn<A: Actor>(
         Box::new(Extras {
             bound: opts.bounded.map(tokio::sync::Semaphore::new),
             dedicated,
+            mobile: None,
         })
     });
+    let cell = new_cell(shared, actor, extras, supervision, Phase::New);
+    // The runtime's own count, given back by the turn that stops the actor.
+    let _ = Arc::into_raw(cell.clone());
+    shared.actor_spawned();
+    if shared.is_shutting_down() {
+        stop_unstarted(&cell);
+        return cell;
+    }
+    match parker {
+        Some(parker) => start_dedicated(&cell, parker),
+        None => shared.sched.schedule(cell.task(), Placement::Back, true),
+    }
+    cell
+}
+
+/// Allocates a cell at its final address with its mailbox unmarked: the caller owns
+/// the first turn (it schedules it, or, for a transport's prepared cell, holds it).
+pub(super) fn new_cell<A: Actor>(
+    shared: &Arc<Shared>,
+    actor: A,
+    extras: Option<Box<Extras>>,
+    supervision: Option<Box<Supervised<A>>>,
+    phase: Phase,
+) -> Arc<Cell<A>> {
     let cell = Arc::new(Cell {
         task: TaskHeader::new(crate::cell::turn::run_turn::<A>),
         mailbox_head: Head::new(),
@@ -101,7 +126,7 @@ pub(crate) fn spawn<A: Actor>(
         shared: shared.clone(),
         extras,
         life: UnsafeCell::new(Life {
-            phase: Phase::New,
+            phase,
             gc_check: false,
             held: VecDeque::new(),
             supervision,
@@ -118,17 +143,6 @@ pub(crate) fn spawn<A: Actor>(
         cell.mailbox.init(&cell.mailbox_head, false);
         (*cell.cx.get()).attach(NonNull::new(raw).unwrap_or_else(|| unreachable!()));
     }
-    // The runtime's own count, given back by the turn that stops the actor.
-    let _ = Arc::into_raw(cell.clone());
-    shared.actor_spawned();
-    if shared.is_shutting_down() {
-        stop_unstarted(&cell);
-        return cell;
-    }
-    match parker {
-        Some(parker) => start_dedicated(&cell, parker),
-        None => shared.sched.schedule(cell.task(), Placement::Back, true),
-    }
     cell
 }
 
@@ -136,7 +150,7 @@ pub(crate) fn spawn<A: Actor>(
 /// `spawn` returns: once the pool has stopped no worker would ever run its first turn,
 /// and its ref would look alive, accept tells and drop them. `started` does not run (the
 /// actor never ran); `stopped(Shutdown)` does, so the state is dropped as for any stop.
-fn stop_unstarted<A: Actor>(cell: &Arc<Cell<A>>) {
+pub(super) fn stop_unstarted<A: Actor>(cell: &Arc<Cell<A>>) {
     // `spawn` owns the first turn (the mailbox starts unmarked and nothing was
     // scheduled), so this thread may act as the actor's turn. `finish` ends the
     // quiescence unit a scheduled first turn would have begun.

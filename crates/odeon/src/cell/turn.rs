@@ -10,6 +10,7 @@ use std::task::Poll;
 use super::{
     Cell, IDLE, KILL_REQUESTED, NOTIFIED, PARKED, Phase, RUNNING, SCHEDULED, STOP_REQUESTED,
 };
+use crate::actor::context::Between;
 use crate::defaults;
 use crate::mailbox::node::{Delivered, Header, Kind};
 use crate::scheduler::{RunOutcome, TaskHeader, TurnReport};
@@ -81,12 +82,10 @@ impl<A: Actor> Cell<A> {
             }
         }
         // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
-        if unsafe { self.life() }.phase == Phase::New {
-            // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
-            unsafe { self.life() }.phase = Phase::Running;
-            // SAFETY: no pending future exists before the first message.
-            let (state, cx) = unsafe { self.state_and_context() };
-            state.started(cx);
+        if unsafe { self.life() }.phase != Phase::Running {
+            if let Some(outcome) = self.enter(handled) {
+                return outcome;
+            }
         }
         let budget = self.shared.config.budget;
         let mut retries = 0u32;
@@ -96,8 +95,10 @@ impl<A: Actor> Cell<A> {
                 return self.finish(self.requested_reason());
             }
             // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
-            if let Some(reason) = unsafe { self.context() }.take_stop() {
-                return self.finish(reason);
+            if let Some(between) = unsafe { self.context() }.take_between() {
+                if let Some(outcome) = self.between(*between) {
+                    return outcome;
+                }
             }
             if *handled >= budget {
                 return RunOutcome::Requeue;
@@ -157,8 +158,60 @@ impl<A: Actor> Cell<A> {
         }
     }
 
+    /// The start of a turn in any phase but `Running`: runs the hook that comes first
+    /// (`started`, `migration_failed`, `migrated`), or hands a stub's turn over.
+    #[cold]
+    #[inline(never)]
+    fn enter(&self, handled: &mut usize) -> Option<RunOutcome> {
+        // SAFETY: on the actor's turn, before any message: no pending future (its
+        // check ran first) and no other borrow of life, state or context.
+        let life = unsafe { self.life() };
+        match life.phase {
+            Phase::New => {
+                life.phase = Phase::Running;
+                // SAFETY: as above.
+                let (state, cx) = unsafe { self.state_and_context() };
+                state.started(cx);
+            }
+            Phase::Resumed => {
+                life.phase = Phase::Running;
+                // SAFETY: as above.
+                let (state, cx) = unsafe { self.state_and_context() };
+                if let Some(error) = cx.more().move_error.take() {
+                    state.migration_failed(cx, &*error);
+                }
+            }
+            Phase::Migrated => {
+                life.phase = Phase::Running;
+                // SAFETY: as above.
+                let (state, cx) = unsafe { self.state_and_context() };
+                state.migrated(cx);
+            }
+            Phase::Moved => return Some(self.stub_turn(handled)),
+            Phase::Running | Phase::Failed => {}
+            Phase::Frozen | Phase::Prepared => {
+                unreachable!("a frozen or prepared actor's turn belongs to its transport")
+            }
+        }
+        None
+    }
+
+    /// A handler (or a signal) asked for a stop or a move. A stop wins; the move's
+    /// request is then refused as the actor stopped.
+    #[cold]
+    #[inline(never)]
+    fn between(&self, between: Between) -> Option<RunOutcome> {
+        let Between { stop, mv } = between;
+        if let Some(reason) = stop {
+            let outcome = self.finish(reason);
+            drop(mv);
+            return Some(outcome);
+        }
+        mv.and_then(|mv| self.freeze(mv))
+    }
+
     /// The mailbox looked empty. Returns the outcome if the turn ends here.
-    fn on_empty(&self, retries: &mut u32, lingered: &mut u32) -> Option<RunOutcome> {
+    pub(super) fn on_empty(&self, retries: &mut u32, lingered: &mut u32) -> Option<RunOutcome> {
         // SAFETY: turn-owned (see `turn_inner`).
         let life = unsafe { self.life() };
         if life.gc_check {

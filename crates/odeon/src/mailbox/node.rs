@@ -6,6 +6,7 @@
 //! message costs the same as a small one apart from that move of its inline bytes; its
 //! heap buffers never move.
 
+use std::any::{Any, TypeId};
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -14,6 +15,7 @@ use std::ptr::{self, NonNull};
 use super::queue::Link;
 use crate::cell::Cell;
 use crate::refs::ask::ReplyTo;
+use crate::refs::remote::{Outgoing, ReplySlot};
 use crate::{Actor, AsyncHandler, Handler, Message};
 
 /// A type-erased pending async handler. Its real lifetime is the actor's turn; see the
@@ -50,6 +52,27 @@ pub struct NodeVTable<A: Actor> {
     /// Frees the node undelivered; a pending ask learns that the actor stopped.
     pub(crate) discard: unsafe fn(NonNull<Header<A>>),
     pub(crate) kind: Kind,
+    /// Message nodes only (`None` for signals): the erased views a migration needs
+    /// (`cell/migrate.rs`). Static data; never touched on a send or a delivery.
+    pub(crate) erased: Option<Erased<A>>,
+}
+
+/// How a migration reads and moves a message node without knowing its type.
+#[derive(Debug)]
+pub(crate) struct Erased<A: Actor> {
+    /// Borrows the message in place (the node stays queued and owned by its queue).
+    pub(crate) peek: unsafe fn(NonNull<Header<A>>) -> Peek,
+    /// Moves the message out as an [`Outgoing`] (an ask's reply channel wrapped in a
+    /// [`ReplySlot`]) and frees the node.
+    pub(crate) into_outgoing: unsafe fn(NonNull<Header<A>>) -> Outgoing,
+}
+
+/// A message node seen in place: valid while the node is alive and not moved out.
+pub(crate) struct Peek {
+    pub(crate) message: NonNull<dyn Any + Send>,
+    pub(crate) type_id: TypeId,
+    pub(crate) type_name: &'static str,
+    pub(crate) ask: bool,
 }
 
 /// The start of every node: the queue link, then the vtable.
@@ -83,16 +106,28 @@ impl<A: Actor> Header<A> {
 /// payload: 16 bytes instead of 32, because `Option<ReplyTo<_>>` takes 16 (the
 /// channel's only niche is spent on its own `Option`).
 pub(crate) trait ReplyPort<T>: Send + 'static {
+    /// Whether the node is an ask's.
+    const ASK: bool;
     fn reply(self, value: T);
+    /// The reply channel erased for a transport (a message leaving with a migration).
+    fn into_slot(self) -> Option<ReplySlot>;
 }
 
 impl<T> ReplyPort<T> for () {
+    const ASK: bool = false;
     fn reply(self, _: T) {}
+    fn into_slot(self) -> Option<ReplySlot> {
+        None
+    }
 }
 
 impl<T: Send + 'static> ReplyPort<T> for ReplyTo<T> {
+    const ASK: bool = true;
     fn reply(self, value: T) {
         self.send(value);
+    }
+    fn into_slot(self) -> Option<ReplySlot> {
+        Some(ReplySlot::new(self))
     }
 }
 
@@ -151,6 +186,44 @@ unsafe fn discard_message<A: Actor, M: Message, P>(node: NonNull<Header<A>>) {
     drop(unsafe { unbox::<A, M, P>(node) });
 }
 
+unsafe fn peek_message<A: Actor, M: Message, P: ReplyPort<M::Reply>>(
+    node: NonNull<Header<A>>,
+) -> Peek {
+    let p = node.cast::<MessageNode<A, M, P>>().as_ptr();
+    // SAFETY: vtable contract: a live node made by `message_node::<A, M, P>`; the
+    // pointer to its `msg` field is derived from the node's own pointer, so it keeps
+    // the allocation's provenance, and is never null.
+    let msg: NonNull<dyn Any + Send> =
+        unsafe { NonNull::new_unchecked(ptr::addr_of_mut!((*p).msg)) };
+    Peek {
+        message: msg,
+        type_id: TypeId::of::<M>(),
+        type_name: std::any::type_name::<M>(),
+        ask: P::ASK,
+    }
+}
+
+unsafe fn message_into_outgoing<A: Actor, M: Message, P: ReplyPort<M::Reply>>(
+    node: NonNull<Header<A>>,
+) -> Outgoing {
+    // SAFETY: vtable contract: this node was made by `message_node::<A, M, P>`.
+    let (msg, reply) = unsafe { unbox::<A, M, P>(node) };
+    Outgoing {
+        message: Box::new(msg),
+        type_id: TypeId::of::<M>(),
+        type_name: std::any::type_name::<M>(),
+        reply: reply.into_slot(),
+    }
+}
+
+/// The erased views of a message node of type `M` with reply port `P`.
+const fn erased<A: Actor, M: Message, P: ReplyPort<M::Reply>>() -> Option<Erased<A>> {
+    Some(Erased {
+        peek: peek_message::<A, M, P>,
+        into_outgoing: message_into_outgoing::<A, M, P>,
+    })
+}
+
 unsafe fn deliver_sync<A: Handler<M>, M: Message, P: ReplyPort<M::Reply>>(
     node: NonNull<Header<A>>,
     cell: &Cell<A>,
@@ -195,6 +268,7 @@ impl<A: Handler<M>, M: Message, P: ReplyPort<M::Reply>> SyncNodes<A, M, P> {
         deliver: deliver_sync::<A, M, P>,
         discard: discard_message::<A, M, P>,
         kind: Kind::User,
+        erased: erased::<A, M, P>(),
     };
 }
 
@@ -204,6 +278,7 @@ impl<A: Handler<M>, M: Message> NoticeNodes<A, M> {
         deliver: deliver_sync::<A, M, ()>,
         discard: discard_message::<A, M, ()>,
         kind: Kind::Notice,
+        erased: erased::<A, M, ()>(),
     };
 }
 
@@ -218,6 +293,7 @@ impl<A: AsyncHandler<M>, M: Message, P: ReplyPort<M::Reply>> AsyncNodes<A, M, P>
         deliver: deliver_async::<A, M, P>,
         discard: discard_message::<A, M, P>,
         kind: Kind::User,
+        erased: erased::<A, M, P>(),
     };
 }
 
@@ -271,6 +347,7 @@ impl<A: Actor, F: FnOnce(&Cell<A>) + Send + 'static> SignalNodes<A, F> {
         deliver: deliver_signal::<A, F>,
         discard: discard_signal::<A, F>,
         kind: Kind::Signal,
+        erased: None,
     };
 }
 

@@ -21,6 +21,7 @@
 pub(crate) mod ask;
 pub(crate) mod deadline;
 mod error;
+mod mobile;
 mod recipient;
 pub mod remote;
 #[cfg(feature = "serde")]
@@ -141,9 +142,12 @@ impl<A: Actor> ActorRef<A> {
     }
 
     /// The actor's id (for a remote actor, its id on its birth node).
+    ///
+    /// The id does not change when a mobile actor moves: on the node it moved to, it
+    /// is still the id it was born with.
     pub fn id(&self) -> ActorId {
         match &self.target {
-            Target::Local(cell) => cell.id(),
+            Target::Local(cell) => cell.public_id(),
             Target::Remote(r) => r.endpoint.id(),
         }
     }
@@ -310,7 +314,16 @@ impl<A: Actor> PartialEq for ActorRef<A> {
         match (&self.target, &other.target) {
             (Target::Local(a), Target::Local(b)) => Arc::ptr_eq(a, b),
             (Target::Remote(a), Target::Remote(b)) => a.endpoint.address() == b.endpoint.address(),
-            _ => false,
+            // Only an actor that moved here can equal a remote ref: compare its birth
+            // identity with the endpoint's (design §2.3). Cold: the kinds differ.
+            (Target::Local(cell), Target::Remote(r)) | (Target::Remote(r), Target::Local(cell)) => {
+                cell.mobile().is_some_and(|m| {
+                    let (node, incarnation, id) = r.endpoint.address();
+                    *m.birth.node == *node
+                        && m.birth.incarnation == incarnation
+                        && m.birth.id.as_u64() == id
+                })
+            }
         }
     }
 }
@@ -372,10 +385,10 @@ impl<A: Actor> WeakActorRef<A> {
         }
     }
 
-    /// The actor's id.
+    /// The actor's id (its birth id, as [`ActorRef::id`]).
     pub fn id(&self) -> ActorId {
         match &self.target {
-            Target::Local(cell) => cell.id(),
+            Target::Local(cell) => cell.public_id(),
             Target::Remote(r) => r.endpoint.id(),
         }
     }

@@ -22,6 +22,10 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+pub use super::mobile::{
+    BirthId, Forward, FrozenActor, LocalOnly, MoveRequest, NotFrozen, Prepared, Queued, prepare,
+};
+
 use super::ask::{self, ReplyTo};
 use super::{ActorRef, Ask, AskError, TellError};
 use crate::cell::AnyCell;
@@ -74,7 +78,7 @@ pub struct ReplySlot {
 pub type ReplyResult = Result<Box<dyn Any + Send>, AskError>;
 
 impl ReplySlot {
-    fn new<R: Send + 'static>(to: ReplyTo<R>) -> Self {
+    pub(crate) fn new<R: Send + 'static>(to: ReplyTo<R>) -> Self {
         Self {
             complete: Box::new(move |res| match res {
                 Ok(value) => match value.downcast::<R>() {
@@ -153,6 +157,19 @@ pub trait RemoteActor: Actor {
     const TYPE_NAME: &'static str;
     /// The transport's description of the interface (its own type, erased).
     fn interface() -> &'static (dyn Any + Send + Sync);
+}
+
+/// Declares a remote actor able to move between nodes with its state (design §1.1).
+/// Implemented by `odeon-remote`'s `mobile_actor!` macro, which checks that the state
+/// is serializable; not meant to be implemented by hand. Only mobile actors can be
+/// frozen for a move ([`ActorRef::request_move`], [`Context::request_move`]) or
+/// installed by a transport ([`prepare`]); other actors pay nothing for the feature.
+///
+/// [`Context::request_move`]: crate::Context::request_move
+pub trait MobileActor: RemoteActor {
+    /// The transport's description of how to move this type (its own type, erased):
+    /// encode and decode the state, install an arriving actor.
+    fn mobility() -> &'static (dyn Any + Send + Sync);
 }
 
 /// Encodes and decodes refs for the node doing the I/O.

@@ -57,6 +57,11 @@ impl ChildList {
         self.cells.push(cell);
     }
 
+    /// Whether any child has not stopped.
+    pub(crate) fn any_alive(&self) -> bool {
+        self.cells.iter().any(|c| !c.is_stopped())
+    }
+
     /// Stops (or kills) every child and forgets them.
     pub(crate) fn stop_all(&mut self, reason: &StopReason, kill: bool) {
         for c in self.cells.drain(..) {
