@@ -173,5 +173,9 @@ pub mod transport;
 pub mod wire;
 
 pub use metrics::Metrics;
+pub use migration::api::{
+    MigrateError, MigrateExt, MigrateFailure, MigrateFromHandler, MigrateRefusal, MigrateResult,
+    Migration, Moved,
+};
 pub use node::{Node, NodeBuilder, NodeError, RegistryError, SpawnError, Spawnable};
 pub use transport::Secret;

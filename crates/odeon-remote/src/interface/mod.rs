@@ -12,6 +12,7 @@
 //! back), and an unknown wire name arriving from the network is refused and logged.
 
 mod entry;
+mod mobility;
 
 use std::any::{Any, TypeId};
 use std::fmt;
@@ -21,6 +22,7 @@ use odeon::{ActorId, ActorRef, RemoteActor, Terminated};
 
 pub use entry::MessageEntry;
 pub(crate) use entry::{DecodeReply, ReplyRoute, SharedCodec, ask_error};
+pub use mobility::Mobility;
 
 /// The remote interface of one actor type (built by `remote_actor!`).
 pub struct Interface {
@@ -28,6 +30,8 @@ pub struct Interface {
     pub(crate) type_id: TypeId,
     pub(crate) messages: Vec<MessageEntry>,
     pub(crate) ops: ActorOps,
+    /// How actors of this type move (`None` for `remote_actor!`).
+    pub(crate) mobility: Option<&'static Mobility>,
 }
 
 /// A local actor's ref, erased (an `ActorRef<A>` inside).
@@ -100,7 +104,14 @@ impl Interface {
                     None => Box::new(()),
                 },
             },
+            mobility: None,
         }
+    }
+
+    /// This interface, for a mobile type. Used by `mobile_actor!`.
+    pub fn with_mobility(mut self, mobility: &'static Mobility) -> Self {
+        self.mobility = Some(mobility);
+        self
     }
 
     /// The actor type's wire name.

@@ -128,10 +128,15 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod api;
+pub(crate) mod driver;
 pub(crate) mod entry;
+pub(crate) mod frames;
 pub(crate) mod handover;
 pub(crate) mod repair;
 pub(crate) mod route;
+pub(crate) mod source;
+pub(crate) mod stub;
 
 #[cfg(test)]
 mod tests;

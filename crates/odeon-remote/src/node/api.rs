@@ -155,6 +155,7 @@ pub struct NodeBuilder {
     handshake_timeout: Duration,
     max_pending_handshakes: usize,
     spawnables: HashMap<&'static str, (SpawnFn, &'static Interface)>,
+    mobiles: HashMap<&'static str, &'static Interface>,
     misconfigured: Vec<String>,
 }
 
@@ -278,6 +279,40 @@ impl NodeBuilder {
         self
     }
 
+    /// Lets actors of the mobile type `A` (declared with
+    /// [`mobile_actor!`](crate::mobile_actor)) move to this node. A move of an actor of
+    /// a type the target did not register is refused with
+    /// [`MigrateRefusal::UnknownType`](crate::MigrateRefusal::UnknownType).
+    ///
+    /// ```
+    /// use odeon::{Actor, Context, Handler, Message};
+    /// use serde::{Deserialize, Serialize};
+    /// #[derive(Serialize, Deserialize)]
+    /// struct Counter(u64);
+    /// impl Actor for Counter {}
+    /// #[derive(Serialize, Deserialize)]
+    /// struct Add(u64);
+    /// impl Message for Add { type Reply = u64; }
+    /// impl Handler<Add> for Counter {
+    ///     fn handle(&mut self, m: Add, _: &mut Context<Self>) -> u64 { self.0 += m.0; self.0 }
+    /// }
+    /// odeon_remote::mobile_actor!(Counter = "doc.Counter" { Add = "doc.Add" });
+    /// let builder = odeon_remote::Node::builder("a").mobile::<Counter>();
+    /// # drop(builder);
+    /// ```
+    pub fn mobile<A: odeon::MobileActor>(mut self) -> Self {
+        match Interface::of(A::interface()).filter(|i| i.mobility.is_some()) {
+            Some(interface) => {
+                self.mobiles.insert(A::TYPE_NAME, interface);
+            }
+            None => self.misconfigured.push(format!(
+                "{} has no odeon-remote mobility (declare it with mobile_actor!)",
+                A::TYPE_NAME
+            )),
+        }
+        self
+    }
+
     /// Binds the listener, links to the seeds and starts serving, on `system`'s I/O
     /// runtime.
     ///
@@ -338,7 +373,12 @@ impl NodeBuilder {
             next_request: AtomicU64::new(1),
             closing: AtomicBool::new(false),
             codec: Arc::new(NodeCodec(weak.clone())),
+            mobiles: self.mobiles,
+            mobile: Mutex::new(HashMap::new()),
+            migrations: Mutex::new(HashMap::new()),
+            mobile_asks: Mutex::new(HashMap::new()),
         });
+        super::register_node(&inner);
         let accepting = io.spawn(accept_loop(Arc::downgrade(&inner), listener));
         // Gossip runs on UDP at the bound port, at the advertised IP (an advertised port
         // may be a TCP proxy's or a port mapping's).
@@ -562,6 +602,7 @@ impl Node {
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
             max_pending_handshakes: defaults::MAX_PENDING_HANDSHAKES,
             spawnables: HashMap::new(),
+            mobiles: HashMap::new(),
             misconfigured: Vec::new(),
         }
     }

@@ -106,10 +106,8 @@ impl NodeInner {
             Traffic::Leaving => self.forget_leaving(peer),
             Traffic::Lost => self.forget_peer(peer, "it declared this node lost"),
             Traffic::Heartbeat => {}
-            // Protocol version 3's mobility frames. The migration state machines
-            // (`crate::migration`) are pure and not wired to links yet (the next step
-            // of docs/design/mobility.md §7): until then a peer that sends one is
-            // ahead of this build, and the frame is logged and dropped.
+            // Protocol version 3's mobility frames, for the node's mobile entries
+            // (`crate::migration`).
             other @ (Traffic::MTell { .. }
             | Traffic::MAsk { .. }
             | Traffic::Relay { .. }
@@ -131,9 +129,7 @@ impl NodeInner {
             | Traffic::AskAt { .. }
             | Traffic::WatchAt { .. }
             | Traffic::ChildFailed { .. }
-            | Traffic::Restart { .. }) => {
-                tracing::warn!(peer = %peer.id, frame = ?other, "mobility frame not yet handled; ignored");
-            }
+            | Traffic::Restart { .. }) => self.dispatch_mobile(peer, other),
             other @ (Traffic::Attach { .. }
             | Traffic::Attached { .. }
             | Traffic::Duplicate
@@ -180,10 +176,19 @@ impl NodeInner {
     }
 
     fn complete(&self, peer: &Arc<Peer>, request: u64, outcome: Outcome<'_>) {
-        let Some(pending) = peer.state.lock().pending.remove(&request) else {
-            tracing::debug!(peer = %peer.id, request, "reply to no pending request");
+        let pending = peer.state.lock().pending.remove(&request);
+        let Some(pending) = pending else {
+            // Only on a miss: an ask to a mobile actor, answered by wherever it runs.
+            if !self.complete_mobile(request, outcome) {
+                tracing::debug!(peer = %peer.id, request, "reply to no pending request");
+            }
             return;
         };
+        self.finish(pending, request, outcome);
+    }
+
+    /// Completes a pending request with its reply.
+    pub(crate) fn finish(&self, pending: Pending, request: u64, outcome: Outcome<'_>) {
         match pending {
             Pending::Raw(tx) => {
                 let _ = tx.send(match outcome {
@@ -195,7 +200,7 @@ impl NodeInner {
                 Outcome::Ok(bytes) => match decode(&bytes, &*self.codec()) {
                     Ok(value) => slot.reply(value),
                     Err(e) => {
-                        tracing::warn!(peer = %peer.id, request, error = %e, "malformed reply");
+                        tracing::warn!(request, error = %e, "malformed reply");
                         slot.fail(odeon::AskError::Rejected(format!("malformed reply: {e}")));
                     }
                 },

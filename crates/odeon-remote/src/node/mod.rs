@@ -49,7 +49,7 @@ use crate::interface::{Interface, SharedCodec};
 use crate::transport::LinkConfig;
 use crate::wire::{NodeId, Outcome, WireFailure, WireRef};
 use endpoint::RemoteEndpoint;
-use peer::Peer;
+pub(crate) use peer::{Peer, Pending};
 
 /// Timing of link recovery.
 #[derive(Clone, Debug)]
@@ -140,6 +140,37 @@ pub(crate) struct NodeInner {
     next_request: AtomicU64,
     closing: AtomicBool,
     codec: SharedCodec,
+    /// Mobile actor types this node accepts arrivals of, by wire name.
+    pub(crate) mobiles: HashMap<&'static str, &'static Interface>,
+    /// One entry per mobile actor this node has touched, by its token (design §7
+    /// step 2; the token is the actor's on every node).
+    pub(crate) mobile: Mutex<HashMap<u64, Arc<crate::migration::driver::Mobile>>>,
+    /// Hand-overs in progress, by (the other node, move id): their frames name the
+    /// move, not the actor.
+    pub(crate) migrations: Mutex<HashMap<(NodeId, u64), Arc<crate::migration::driver::Mobile>>>,
+    /// Asks sent through a mobile entry, by request id: answered by whichever node
+    /// hosts the actor, so not in a per-peer table.
+    pub(crate) mobile_asks: Mutex<HashMap<u64, Pending>>,
+}
+
+/// Every node of this process, so that a ref or a context finds the node of its
+/// system (`migrate_to`). Cold: read only when a move starts.
+static NODES: Mutex<Vec<std::sync::Weak<NodeInner>>> = Mutex::new(Vec::new());
+
+/// Enters a new node in [`NODES`] (and forgets the dropped ones).
+pub(crate) fn register_node(node: &Arc<NodeInner>) {
+    let mut nodes = NODES.lock();
+    nodes.retain(|n| n.strong_count() > 0);
+    nodes.push(Arc::downgrade(node));
+}
+
+/// The running node of `system`, if any.
+pub(crate) fn node_of(system: &SystemHandle) -> Option<Arc<NodeInner>> {
+    NODES
+        .lock()
+        .iter()
+        .filter_map(std::sync::Weak::upgrade)
+        .find(|n| !n.is_closing() && n.system.same_system(system))
 }
 
 impl NodeInner {
@@ -266,6 +297,9 @@ impl NodeInner {
         let target: Arc<dyn Any + Send + Sync> = (interface.ops.into_shared)(local)
             .ok_or("the ref does not match its interface")?
             .into();
+        if let Some(wire) = self.exported_mobile(interface, &*target) {
+            return Ok(wire);
+        }
         let id = (interface.ops.id)(&*target).ok_or("the ref does not match its interface")?;
         let (token, fresh) = {
             let mut exports = self.exports.lock();
@@ -303,12 +337,14 @@ impl NodeInner {
                 }),
             );
         }
-        Ok(WireRef {
+        let wire = WireRef {
             node: self.me.clone(),
             id,
             token,
             actor_type: interface.actor_type.to_string(),
-        })
+        };
+        self.born_mobile(interface, &wire, target);
+        Ok(wire)
     }
 
     /// A boxed `ActorRef<A>` for `wire` (`interface` is `A`'s).
@@ -317,6 +353,13 @@ impl NodeInner {
         interface: &'static Interface,
         wire: &WireRef,
     ) -> Box<dyn Any + Send> {
+        // Resolving is not on a send path: the branch costs non-mobile refs nothing
+        // per message.
+        if let Some(mobility) = interface.mobility
+            && let Some(r) = self.resolve_mobile(interface, mobility, wire)
+        {
+            return r;
+        }
         let peer = if wire.node == self.me {
             if let Some(e) = self.export(wire.token)
                 && e.id == wire.id

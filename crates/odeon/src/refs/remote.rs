@@ -370,6 +370,30 @@ impl<A: Actor> ActorRef<A> {
     pub fn endpoint(&self) -> Option<&Arc<dyn Endpoint>> {
         self.remote_target().map(|r| &r.endpoint)
     }
+
+    /// The system this ref sends from: a local actor's own system, or the system of
+    /// the transport a remote ref goes through. For transports that keep state per
+    /// system (a node finds itself from a ref to move its actor).
+    ///
+    /// ```
+    /// use odeon::{Actor, System};
+    /// struct Idle;
+    /// impl Actor for Idle {}
+    /// let system = System::new();
+    /// let idle = system.spawn(Idle);
+    /// assert!(idle.system().same_system(&system.handle()));
+    /// ```
+    pub fn system(&self) -> SystemHandle {
+        match self.local() {
+            Some(cell) => SystemHandle {
+                shared: cell.shared().clone(),
+            },
+            None => match self.endpoint() {
+                Some(ep) => ep.system().clone(),
+                None => unreachable!("a ref is local or remote"),
+            },
+        }
+    }
 }
 
 /// Watches a local actor on behalf of something outside this process: `notify` runs

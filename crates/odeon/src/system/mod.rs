@@ -133,6 +133,18 @@ impl SystemHandle {
         self.shared.io.clone()
     }
 
+    /// Whether `self` and `other` are handles to the same system (for transports that
+    /// keep state per system).
+    ///
+    /// ```
+    /// let (a, b) = (odeon::System::new(), odeon::System::new());
+    /// assert!(a.handle().same_system(&a.handle()));
+    /// assert!(!a.handle().same_system(&b.handle()));
+    /// ```
+    pub fn same_system(&self, other: &SystemHandle) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// Spawns a top-level actor with default options.
     ///
     /// Once the system is shutting down (or has shut down), the actor stops at once,

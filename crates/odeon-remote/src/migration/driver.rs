@@ -1,0 +1,389 @@
+//! The driver: one node's [`Mobile`] per mobile actor it has touched, wrapping the
+//! pure [`MobileEntry`] and performing its [`Out`]puts on links, cells and the node's
+//! tables (design §7 steps 2–3).
+//!
+//! # Who holds what
+//! - The entry's lock ([`Mobile::state`]) serializes everything about one actor on
+//!   this node: sends through the route (so `seq` order is link order), frames from
+//!   peers, the freeze, the commit and the activation.
+//! - **Held messages have one owner per path, and every sender uses exactly one
+//!   path.** A sender with a direct local ref pushes into the cell: what it pushes
+//!   while the actor is frozen waits in the cell's mailbox (the core holds it), and
+//!   after a commit the stub hands it, in push order, to the entry
+//!   ([`MobileEntry::send`]: numbered, on the link after `MigrateCommit`); after an
+//!   abort the core runs it after the snapshot. Frames from other nodes, and sends
+//!   through a remote ref's endpoint or a stub, go through the entry, which holds
+//!   them while frozen (`Frozen.held`) and ships them in the commit, or delivers them
+//!   after the resumed snapshot. So per sender the order is: the snapshot, then that
+//!   sender's path's held queue.
+//! - Replies to asks sent through an entry come back to the node-level table
+//!   `NodeInner::mobile_asks` (the reply may come from any node the actor moved to;
+//!   the per-peer tables are looked up first, unchanged).
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Instant;
+
+use odeon::remote::{BirthId, FrozenActor, Outgoing, Refusal};
+use odeon::{ActorId, AskError};
+use parking_lot::Mutex;
+use tokio::sync::oneshot;
+
+use super::api::{MigrateError, MigrateFailure, MigrateResult, Moved};
+use super::entry::{MobileEntry, MoveFailed, Out};
+use super::stub::Stub;
+use crate::interface::{DecodeReply, ErasedRef, Interface, Mobility, ReplyRoute};
+use crate::node::{NodeInner, Pending};
+use crate::wire::{NodeId, Outcome, QueuedMessage, Traffic, WireFailure};
+
+/// One node's view of one mobile actor, with what the driver keeps beside the entry.
+pub(crate) struct Mobile {
+    /// The actor's export token (the same on every node, design §2.2).
+    pub(crate) token: u64,
+    pub(crate) interface: &'static Interface,
+    pub(crate) mobility: &'static Mobility,
+    /// The actor's cell on this node: the running actor (host), or the stub it left.
+    /// Its own lock, so that finding a mobile actor by its local ref never waits for
+    /// an entry's lock (an encoding under that lock may look it up).
+    pub(crate) local: Mutex<Option<Arc<ErasedRef>>>,
+    pub(crate) state: Mutex<Driver>,
+}
+
+/// The entry and the hand-over in progress, under one lock.
+pub(crate) struct Driver {
+    pub(crate) entry: MobileEntry,
+    /// Source: the frozen actor, between freeze and commit or abort.
+    pub(crate) moving: Option<Moving>,
+    /// Target: the decoded state, between offer and commit or abort.
+    pub(crate) arriving: Option<(u64, Box<dyn Any + Send>)>,
+}
+
+/// The source's side of a move the driver is carrying out.
+pub(crate) struct Moving {
+    pub(crate) migration: u64,
+    pub(crate) target: NodeId,
+    pub(crate) frozen: FrozenActor,
+    /// Asks in the snapshot: (index, request id here, reply decoder).
+    pub(crate) asks: Vec<(usize, u64, DecodeReply)>,
+    pub(crate) snapshot_len: usize,
+    /// Messages the entry held at commit (frames that arrived while frozen).
+    pub(crate) held: usize,
+    pub(crate) bytes: usize,
+    pub(crate) started: Instant,
+    pub(crate) caller: Option<oneshot::Sender<MigrateResult>>,
+}
+
+impl Mobile {
+    pub(crate) fn new(
+        entry: MobileEntry,
+        interface: &'static Interface,
+        mobility: &'static Mobility,
+        local: Option<Arc<ErasedRef>>,
+    ) -> Arc<Self> {
+        Arc::new(Mobile {
+            token: entry.actor.token,
+            interface,
+            mobility,
+            local: Mutex::new(local),
+            state: Mutex::new(Driver {
+                entry,
+                moving: None,
+                arriving: None,
+            }),
+        })
+    }
+
+    pub(crate) fn local(&self) -> Option<Arc<ErasedRef>> {
+        self.local.lock().clone()
+    }
+
+    /// The actor's identity on every node.
+    fn birth(d: &Driver) -> BirthId {
+        let a = &d.entry.actor;
+        BirthId {
+            node: a.node.name.as_str().into(),
+            incarnation: a.node.incarnation,
+            id: ActorId::from_u64(a.id),
+        }
+    }
+}
+
+impl NodeInner {
+    /// Sends a message from this node to a mobile actor through its entry (a remote
+    /// ref's endpoint, or a stub's route): numbered along the route, or delivered here
+    /// if the actor runs here.
+    pub(crate) fn mobile_send(
+        self: &Arc<Self>,
+        mobile: &Arc<Mobile>,
+        mut out: Outgoing,
+    ) -> Result<(), (Refusal, Outgoing)> {
+        let Some(entry) = mobile.interface.by_type(out.type_id) else {
+            return Err((Refusal::NotRemote, out));
+        };
+        // Encoded outside the entry's lock: refs inside may need this node's tables.
+        let payload = match (entry.encode)(&*out.message, &*self.codec()) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::error!(message = entry.wire_name, error = %e, "message did not encode");
+                return Err((Refusal::NotRemote, out));
+            }
+        };
+        let request = out.reply.take().map(|slot| {
+            let request = self.next_request();
+            let decode = entry.decode_reply;
+            self.mobile_asks
+                .lock()
+                .insert(request, Pending::Ask { slot, decode });
+            request
+        });
+        let mut d = mobile.state.lock();
+        match d.entry.send(entry.wire_name.to_string(), payload, request) {
+            Ok(outs) => {
+                self.perform(mobile, &mut d, outs);
+                Ok(())
+            }
+            Err(_) => {
+                if let Some(r) = request
+                    && let Some(Pending::Ask { slot, .. }) = self.mobile_asks.lock().remove(&r)
+                {
+                    out.reply = Some(slot);
+                }
+                Err((Refusal::Unreachable, out))
+            }
+        }
+    }
+
+    /// Performs what the entry asked for, in order, under its lock. One exception to
+    /// the order: a commit (`Out::Moved`) is carried out first, so that the shipped
+    /// asks' reply slots are in the table before `MigrateCommit` leaves (the target may
+    /// answer at once).
+    pub(crate) fn perform(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver, outs: Vec<Out>) {
+        let (moved, rest): (Vec<Out>, Vec<Out>) = outs
+            .into_iter()
+            .partition(|o| matches!(o, Out::Moved { .. }));
+        for out in moved.into_iter().chain(rest) {
+            self.perform_one(mobile, d, out);
+        }
+    }
+
+    fn perform_one(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver, out: Out) {
+        match out {
+            Out::Send { to, frame } => match self.known_peer(&to) {
+                Some(peer) => {
+                    if let Err(e) = peer.send(&frame) {
+                        tracing::warn!(peer = %to, error = %e, "mobility frame not sent");
+                    }
+                }
+                None => tracing::warn!(peer = %to, "mobility frame to an unknown node dropped"),
+            },
+            Out::Deliver(msg) => self.deliver_mobile(mobile, msg),
+            Out::FailAsk { request } => {
+                if let Some(p) = self.mobile_asks.lock().remove(&request) {
+                    fail(p, AskError::Unreachable);
+                }
+            }
+            // Ask bindings (design §3.3) matter only when a node is lost: not wired yet.
+            Out::Rebind { .. } => {}
+            Out::Moved {
+                migration,
+                to,
+                epoch,
+            } => self.committed(mobile, d, migration, to, epoch),
+            Out::Resumed {
+                migration,
+                why,
+                messages,
+            } => self.resumed(mobile, d, migration, why, messages),
+            Out::Activate {
+                migration,
+                epoch,
+                messages,
+                ..
+            } => self.activate_arrival(mobile, d, migration, epoch, messages),
+            Out::Discarded { migration } => {
+                if d.arriving.as_ref().is_some_and(|(m, _)| *m == migration) {
+                    d.arriving = None;
+                }
+                self.forget_migration(mobile, migration);
+            }
+            Out::Collected => tracing::debug!(token = mobile.token, "forwarding entry collected"),
+            Out::ActorLost => tracing::warn!(token = mobile.token, "mobile actor lost"),
+            Out::Straggler { origin, seq } => {
+                tracing::debug!(%origin, seq, "straggler dropped");
+            }
+            Out::Stray { from } => tracing::warn!(%from, "frame for a dropped mobile entry"),
+        }
+    }
+
+    /// Hands a message to the actor running here.
+    fn deliver_mobile(self: &Arc<Self>, mobile: &Mobile, msg: QueuedMessage) {
+        let reply = |m: &QueuedMessage| {
+            m.reply
+                .as_ref()
+                .map(|(origin, request)| self.mobile_reply_route(origin, *request))
+        };
+        let Some(local) = mobile.local() else {
+            tracing::warn!(message = %msg.message, "a message for a mobile actor with no cell here");
+            if let Some(route) = reply(&msg) {
+                route(Outcome::Failed(WireFailure::Stopped));
+            }
+            return;
+        };
+        let Some(entry) = mobile.interface.by_name(&msg.message) else {
+            tracing::warn!(message = %msg.message, "unknown message for a mobile actor");
+            return;
+        };
+        let on_error = reply(&msg);
+        if let Err(f) = (entry.deliver)(&*local, &msg.payload, reply(&msg), &self.codec()) {
+            tracing::warn!(message = %msg.message, failure = ?f, "mobile message not delivered");
+            if let Some(route) = on_error {
+                route(Outcome::Failed(f));
+            }
+        }
+    }
+
+    /// Where the reply to an ask from `origin` goes: straight to its node-level table.
+    fn mobile_reply_route(self: &Arc<Self>, origin: &NodeId, request: u64) -> ReplyRoute {
+        if *origin == self.me {
+            let node = Arc::downgrade(self);
+            return Box::new(move |outcome| {
+                if let Some(node) = node.upgrade() {
+                    node.complete_mobile(request, outcome);
+                }
+            });
+        }
+        let peer = self.known_peer(origin);
+        let origin = origin.clone();
+        Box::new(move |outcome| match &peer {
+            Some(p) => {
+                if let Err(e) = p.send(&Traffic::Reply { request, outcome }) {
+                    tracing::debug!(peer = %origin, request, error = %e, "reply not sent");
+                }
+            }
+            None => tracing::debug!(peer = %origin, request, "reply to an unknown node"),
+        })
+    }
+
+    /// A reply to an ask sent through a mobile entry. Returns `false` if no such ask.
+    pub(crate) fn complete_mobile(&self, request: u64, outcome: Outcome<'_>) -> bool {
+        let Some(pending) = self.mobile_asks.lock().remove(&request) else {
+            return false;
+        };
+        self.finish(pending, request, outcome);
+        true
+    }
+
+    /// Source, step 4: the move committed.
+    fn committed(
+        self: &Arc<Self>,
+        mobile: &Arc<Mobile>,
+        d: &mut Driver,
+        migration: u64,
+        to: NodeId,
+        epoch: u32,
+    ) {
+        let Some(m) = d.moving.take_if(|m| m.migration == migration) else {
+            return;
+        };
+        self.forget_migration(mobile, migration);
+        let stub = Arc::new(Stub {
+            node: Arc::downgrade(self),
+            mobile: Arc::downgrade(mobile),
+            interface: mobile.interface,
+        });
+        let mut outgoing = m.frozen.commit(stub);
+        for (index, request, decode) in m.asks {
+            if let Some(slot) = outgoing.get_mut(index).and_then(|o| o.reply.take()) {
+                self.mobile_asks
+                    .lock()
+                    .insert(request, Pending::Ask { slot, decode });
+            }
+        }
+        tracing::info!(token = mobile.token, %to, epoch, bytes = m.bytes, "actor moved");
+        if let Some(caller) = m.caller {
+            let _ = caller.send(Ok(Moved {
+                from: self.me.clone(),
+                to,
+                epoch,
+                bytes: m.bytes,
+                queued: m.snapshot_len + m.held,
+                took: m.started.elapsed(),
+            }));
+        }
+    }
+
+    /// Source: the move did not happen; the actor runs here again.
+    fn resumed(
+        self: &Arc<Self>,
+        mobile: &Arc<Mobile>,
+        d: &mut Driver,
+        migration: u64,
+        why: MoveFailed,
+        messages: Vec<QueuedMessage>,
+    ) {
+        let Some(m) = d.moving.take_if(|m| m.migration == migration) else {
+            return;
+        };
+        self.forget_migration(mobile, migration);
+        let error: MigrateError = match why {
+            MoveFailed::Refused(w) => MigrateError::from_wire(&m.target, w),
+            MoveFailed::TargetLost => MigrateFailure::TargetLost.into(),
+            MoveFailed::Timeout => MigrateFailure::Timeout(self.settings.request_timeout).into(),
+        };
+        tracing::info!(token = mobile.token, %error, "move abandoned; the actor resumes");
+        // The core restores the snapshot and what its cell held; the entry's own held
+        // frames follow them (the snapshot's copies in `messages` are skipped).
+        m.frozen.resume(Box::new(error.clone()));
+        for msg in messages.into_iter().skip(m.snapshot_len) {
+            self.deliver_mobile(mobile, msg);
+        }
+        if let Some(caller) = m.caller {
+            let _ = caller.send(Err(error));
+        }
+    }
+
+    /// Target, step 5: install the state, queue the shipped messages, run.
+    fn activate_arrival(
+        self: &Arc<Self>,
+        mobile: &Arc<Mobile>,
+        d: &mut Driver,
+        migration: u64,
+        epoch: u32,
+        messages: Vec<QueuedMessage>,
+    ) {
+        let Some((_, state)) = d.arriving.take_if(|(m, _)| *m == migration) else {
+            tracing::error!(migration, "a commit for a state this node does not hold");
+            return;
+        };
+        self.forget_migration(mobile, migration);
+        let Some((prepared, actor)) =
+            (mobile.mobility.prepare)(&self.system, state, Mobile::birth(d))
+        else {
+            tracing::error!(migration, "the arriving state is not of its type");
+            return;
+        };
+        *mobile.local.lock() = Some(actor);
+        for msg in messages {
+            self.deliver_mobile(mobile, msg);
+        }
+        (mobile.mobility.activate)(prepared);
+        tracing::info!(token = mobile.token, epoch, "actor arrived");
+    }
+
+    /// Drops the move `migration` of `mobile` from the table that routes the
+    /// hand-over's frames (they name the move, not the actor).
+    pub(crate) fn forget_migration(&self, mobile: &Arc<Mobile>, migration: u64) {
+        self.migrations
+            .lock()
+            .retain(|(_, m), v| *m != migration || !Arc::ptr_eq(v, mobile));
+    }
+}
+
+fn fail(p: Pending, error: AskError) {
+    match p {
+        Pending::Ask { slot, .. } => slot.fail(error),
+        Pending::Raw(tx) => {
+            let _ = tx.send(Err(error));
+        }
+    }
+}

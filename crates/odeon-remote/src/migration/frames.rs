@@ -1,0 +1,221 @@
+//! The node's side of the entries: finding a mobile actor's [`Mobile`] (by token, by
+//! local ref, by move), creating it where a ref first touches a node, and feeding it
+//! the mobility frames that arrive from peers (the target's checks before an offer
+//! reaches its entry included).
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::driver::Mobile;
+use super::entry::MobileEntry;
+use super::stub::MobileEndpoint;
+use crate::interface::{ErasedRef, Interface, Mobility};
+use crate::node::{NodeInner, Peer};
+use crate::wire::{Outcome, Traffic, WireFailure, WireMigrateRefusal, WireRef};
+
+impl NodeInner {
+    fn peer_ids(&self) -> Vec<crate::wire::NodeId> {
+        self.live_peers().iter().map(|p| p.id.clone()).collect()
+    }
+
+    /// The entry of the mobile actor whose cell here is `target`, if it has one.
+    pub(crate) fn mobile_by_local(
+        &self,
+        mobility: &'static Mobility,
+        target: &ErasedRef,
+    ) -> Option<Arc<Mobile>> {
+        // Cold (exporting or moving a mobile actor): a scan, outside the table's lock.
+        let all: Vec<Arc<Mobile>> = self.mobile.lock().values().cloned().collect();
+        all.into_iter().find(|m| {
+            std::ptr::eq(m.mobility, mobility)
+                && m.local().is_some_and(|l| (mobility.same)(&*l, target))
+        })
+    }
+
+    /// The entry of a local mobile actor (a boxed `ActorRef<A>`), made on first use:
+    /// exporting it creates its birth entry.
+    pub(crate) fn mobile_for_local(
+        self: &Arc<Self>,
+        interface: &'static Interface,
+        local: Box<dyn Any + Send>,
+    ) -> Result<Arc<Mobile>, String> {
+        let wire = self.export_local(interface, local)?;
+        self.mobile
+            .lock()
+            .get(&wire.token)
+            .cloned()
+            .ok_or_else(|| format!("{} is not mobile", interface.actor_type))
+    }
+
+    /// `export_local` for a mobile type, before a token is made: the wire ref of an
+    /// actor that already has an entry here (it keeps its birth identity and token).
+    pub(crate) fn exported_mobile(
+        &self,
+        interface: &'static Interface,
+        target: &ErasedRef,
+    ) -> Option<WireRef> {
+        let mobility = interface.mobility?;
+        let m = self.mobile_by_local(mobility, target)?;
+        Some(m.state.lock().entry.actor.clone())
+    }
+
+    /// `export_local` for a mobile type, after the token is made: the actor was born
+    /// here and runs here.
+    pub(crate) fn born_mobile(
+        &self,
+        interface: &'static Interface,
+        wire: &WireRef,
+        target: Arc<ErasedRef>,
+    ) {
+        let Some(mobility) = interface.mobility else {
+            return;
+        };
+        let mut table = self.mobile.lock();
+        table.entry(wire.token).or_insert_with(|| {
+            let entry = MobileEntry::born(wire.clone(), self.peer_ids());
+            Mobile::new(entry, interface, mobility, Some(target))
+        });
+    }
+
+    /// `resolve` for a mobile type: the cell here if there is one (the running actor,
+    /// or the stub it left), else an endpoint through this node's entry.
+    pub(crate) fn resolve_mobile(
+        self: &Arc<Self>,
+        interface: &'static Interface,
+        mobility: &'static Mobility,
+        wire: &WireRef,
+    ) -> Option<Box<dyn Any + Send>> {
+        let existing = self.mobile.lock().get(&wire.token).cloned();
+        let mobile = match existing {
+            Some(m) => m,
+            // Our own actor with no entry: it stopped, or the token is forged.
+            None if wire.node == self.me => return None,
+            None => {
+                self.known_peer(&wire.node)?;
+                let entry = MobileEntry::away(self.me.clone(), wire.clone(), self.peer_ids());
+                let fresh = Mobile::new(entry, interface, mobility, None);
+                self.mobile
+                    .lock()
+                    .entry(wire.token)
+                    .or_insert(fresh)
+                    .clone()
+            }
+        };
+        if let Some(local) = mobile.local() {
+            return Some((interface.ops.clone_ref)(&*local));
+        }
+        let birth = mobile.state.lock().entry.actor.node.clone();
+        Some((interface.ops.from_endpoint)(Arc::new(MobileEndpoint {
+            node: self.clone(),
+            id: wire.id,
+            birth,
+            mobile,
+        })))
+    }
+
+    /// A mobility frame from `peer`.
+    pub(crate) fn dispatch_mobile(self: &Arc<Self>, peer: &Arc<Peer>, frame: Traffic<'_>) {
+        let by_token = |to: u64| self.mobile.lock().get(&to).cloned();
+        let by_move = |migration: u64| {
+            self.migrations
+                .lock()
+                .get(&(peer.id.clone(), migration))
+                .cloned()
+        };
+        let mobile = match &frame {
+            Traffic::MigrateOffer { .. } => return self.receive_offer(peer, frame),
+            Traffic::MTell { to, .. }
+            | Traffic::MAsk { to, .. }
+            | Traffic::Relay { to, .. }
+            | Traffic::Hint { to, .. }
+            | Traffic::Flush { to, .. }
+            | Traffic::FlushAck { to, .. }
+            | Traffic::Gone { to, .. }
+            | Traffic::Unpin { to }
+            | Traffic::Reflush { to, .. }
+            | Traffic::Locate { to, .. }
+            | Traffic::Located { to, .. } => by_token(*to),
+            Traffic::MigrateReady { migration }
+            | Traffic::MigrateRefused { migration, .. }
+            | Traffic::MigrateCommit { migration, .. }
+            | Traffic::MigrateAbort { migration } => by_move(*migration),
+            // Ask bindings (§3.3) only matter when a node is lost: not wired yet.
+            Traffic::AskAt { .. } => return,
+            other => {
+                tracing::warn!(peer = %peer.id, frame = ?other, "mobility frame not yet handled; ignored");
+                return;
+            }
+        };
+        let Some(mobile) = mobile else {
+            tracing::warn!(peer = %peer.id, frame = ?frame, "mobility frame for no entry here");
+            if let Traffic::MAsk { request, .. } = frame {
+                let _ = peer.send(&Traffic::Reply {
+                    request,
+                    outcome: Outcome::Failed(WireFailure::Stopped),
+                });
+            }
+            return;
+        };
+        let mut guard = mobile.state.lock();
+        let d = &mut *guard;
+        if matches!(frame, Traffic::MigrateReady { .. })
+            && let Some(m) = d.moving.as_mut()
+            && let super::entry::Place::Frozen(f) = &d.entry.place
+        {
+            m.held = f.held.len();
+        }
+        let outs = d.entry.receive(&peer.id, frame);
+        self.perform(&mobile, d, outs);
+    }
+
+    /// Step 3's checks, which the entry leaves to its driver: the type, the token and
+    /// the state's decoding. A refusal is sent from here.
+    fn receive_offer(self: &Arc<Self>, peer: &Arc<Peer>, frame: Traffic<'_>) {
+        let Traffic::MigrateOffer {
+            migration,
+            actor,
+            state,
+            ..
+        } = &frame
+        else {
+            return;
+        };
+        let migration = *migration;
+        let refuse = |why: WireMigrateRefusal| {
+            tracing::info!(peer = %peer.id, ?why, "move refused");
+            let _ = peer.send(&Traffic::MigrateRefused { migration, why });
+        };
+        let Some(interface) = self.mobiles.get(actor.actor_type.as_str()).copied() else {
+            return refuse(WireMigrateRefusal::UnknownType {
+                actor_type: actor.actor_type.clone(),
+            });
+        };
+        let Some(mobility) = interface.mobility else {
+            return refuse(WireMigrateRefusal::NotMobile);
+        };
+        if self.export(actor.token).is_some_and(|e| e.id != actor.id) && actor.node != self.me {
+            return refuse(WireMigrateRefusal::TokenClash);
+        }
+        let decoded = match (mobility.decode_state)(state, &*self.codec()) {
+            Ok(s) => s,
+            Err(e) => return refuse(WireMigrateRefusal::Decode(e)),
+        };
+        let actor = actor.clone();
+        let mobile = self
+            .mobile
+            .lock()
+            .entry(actor.token)
+            .or_insert_with(|| {
+                let entry = MobileEntry::away(self.me.clone(), actor.clone(), self.peer_ids());
+                Mobile::new(entry, interface, mobility, None)
+            })
+            .clone();
+        let mut d = mobile.state.lock();
+        d.arriving = Some((migration, decoded));
+        self.migrations
+            .lock()
+            .insert((peer.id.clone(), migration), mobile.clone());
+        let outs = d.entry.receive(&peer.id, frame);
+        self.perform(&mobile, &mut d, outs);
+    }
+}

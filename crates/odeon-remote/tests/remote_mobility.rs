@@ -1,0 +1,343 @@
+//! Live actor migration between real nodes in one process, on loopback (design
+//! `docs/design/mobility.md`, happy path): senders on several nodes keep telling and
+//! asking while a mobile actor moves; every message is handled exactly once and in
+//! per-sender order.
+
+#![allow(missing_docs, missing_debug_implementations, unreachable_pub)]
+
+mod common;
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use common::*;
+use odeon::{Actor, ActorRef, Context, Handler, Message, SystemHandle};
+use odeon_remote::wire::NodeId;
+use odeon_remote::{MigrateError, MigrateExt, MigrateFromHandler, MigrateRefusal, Node};
+use serde::{Deserialize, Serialize};
+
+/// Which node runs on which system, so that `migrated` can say where it ran.
+static NAMES: Mutex<Vec<(SystemHandle, String)>> = Mutex::new(Vec::new());
+
+fn node_name(system: &SystemHandle) -> String {
+    NAMES
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(s, _)| s.same_system(system))
+        .map(|(_, n)| n.clone())
+        .unwrap_or_default()
+}
+
+/// Records every (sender, n) it is sent, in handling order, and where it arrived.
+#[derive(Default, Serialize, Deserialize)]
+struct Tally {
+    log: Vec<(u32, u64)>,
+    /// Nodes `migrated` ran on, in order.
+    arrivals: Vec<String>,
+    /// `migration_failed` calls.
+    failures: Vec<String>,
+}
+
+impl Actor for Tally {
+    fn migrated(&mut self, cx: &mut Context<Self>) {
+        self.arrivals.push(node_name(&cx.system()));
+    }
+    fn migration_failed(
+        &mut self,
+        _: &mut Context<Self>,
+        error: &(dyn std::error::Error + 'static),
+    ) {
+        self.failures.push(error.to_string());
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Note(u32, u64);
+impl Message for Note {
+    type Reply = ();
+}
+impl Handler<Note> for Tally {
+    fn handle(&mut self, m: Note, _: &mut Context<Self>) {
+        self.log.push((m.0, m.1));
+    }
+}
+
+/// Noted like `Note`, and answered with `n`.
+#[derive(Serialize, Deserialize)]
+struct NoteAsk(u32, u64);
+impl Message for NoteAsk {
+    type Reply = u64;
+}
+impl Handler<NoteAsk> for Tally {
+    fn handle(&mut self, m: NoteAsk, _: &mut Context<Self>) -> u64 {
+        self.log.push((m.0, m.1));
+        m.1
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Log;
+impl Message for Log {
+    type Reply = Vec<(u32, u64)>;
+}
+impl Handler<Log> for Tally {
+    fn handle(&mut self, _: Log, _: &mut Context<Self>) -> Vec<(u32, u64)> {
+        self.log.clone()
+    }
+}
+
+/// Where it runs: (the node that runs this handler, arrivals, failures).
+#[derive(Serialize, Deserialize)]
+struct Where;
+impl Message for Where {
+    type Reply = (String, Vec<String>, Vec<String>);
+}
+impl Handler<Where> for Tally {
+    fn handle(&mut self, _: Where, cx: &mut Context<Self>) -> (String, Vec<String>, Vec<String>) {
+        (
+            node_name(&cx.system()),
+            self.arrivals.clone(),
+            self.failures.clone(),
+        )
+    }
+}
+
+/// Moves from inside a handler.
+#[derive(Serialize, Deserialize)]
+struct GoTo(NodeId);
+impl Message for GoTo {
+    type Reply = ();
+}
+impl Handler<GoTo> for Tally {
+    fn handle(&mut self, m: GoTo, cx: &mut Context<Self>) {
+        cx.migrate_to(&m.0);
+    }
+}
+
+odeon_remote::mobile_actor!(Tally = "test.Tally" {
+    Note = "test.Note",
+    NoteAsk = "test.NoteAsk",
+    Log = "test.Log",
+    Where = "test.Where",
+    GoTo = "test.GoTo",
+});
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A member whose node accepts `Tally` arrivals (or not).
+fn start(name: &str, seeds: &[std::net::SocketAddr], mobile: bool) -> Member {
+    let system = odeon::System::new();
+    let mut b = Node::builder(name)
+        .secret(secret())
+        .lost_after(Duration::from_millis(1_500))
+        .gossip_interval(Duration::from_millis(100));
+    if mobile {
+        b = b.mobile::<Tally>();
+    }
+    for s in seeds {
+        b = b.seed(*s);
+    }
+    let node = system
+        .block_on(b.start(&system.handle()))
+        .expect("node starts");
+    NAMES
+        .lock()
+        .unwrap()
+        .push((system.handle(), name.to_string()));
+    Member {
+        system,
+        node: Some(node),
+    }
+}
+
+/// `n` nodes that all know each other (the first `mobile` of them accept `Tally`).
+fn cluster(names: &[&str], mobile: usize) -> Vec<Member> {
+    let first = start(names[0], &[], true);
+    let seed = first.addr();
+    let mut all = vec![first];
+    for (i, n) in names.iter().enumerate().skip(1) {
+        all.push(start(n, &[seed], i < mobile));
+    }
+    let want = names.len() - 1;
+    for m in &all {
+        eventually(WAIT, || (m.node().peers().len() == want).then_some(()))
+            .expect("every node links to every other");
+    }
+    all
+}
+
+fn lookup(m: &Member, name: &str) -> ActorRef<Tally> {
+    eventually(WAIT, || {
+        m.system.block_on(m.node().lookup::<Tally>(name)).ok()
+    })
+    .expect("the name is found")
+}
+
+/// Sends `count` numbered messages as `sender`, every 7th an ask whose answer is
+/// checked; returns once the last was accepted.
+fn send_numbered(m: &Member, to: &ActorRef<Tally>, sender: u32, count: u64) {
+    for n in 0..count {
+        if n % 7 == 6 {
+            let got = m
+                .system
+                .block_on(to.ask(NoteAsk(sender, n)))
+                .expect("ask answered");
+            assert_eq!(got, n);
+        } else {
+            to.tell(Note(sender, n)).expect("tell accepted");
+        }
+    }
+}
+
+/// Each sender's messages were handled exactly once, in the order sent.
+fn assert_each_once_in_order(log: &[(u32, u64)], senders: &[u32], count: u64) {
+    for s in senders {
+        let mine: Vec<u64> = log
+            .iter()
+            .filter(|(x, _)| x == s)
+            .map(|(_, n)| *n)
+            .collect();
+        assert_eq!(mine, (0..count).collect::<Vec<_>>(), "sender {s}");
+    }
+    assert_eq!(log.len() as u64, count * senders.len() as u64);
+}
+
+fn wait_until_on(
+    m: &Member,
+    r: &ActorRef<Tally>,
+    node: &str,
+) -> (String, Vec<String>, Vec<String>) {
+    eventually(WAIT, || {
+        let w = m.system.block_on(r.ask(Where)).ok()?;
+        (w.0 == node).then_some(w)
+    })
+    .unwrap_or_else(|| panic!("the actor reached {node}"))
+}
+
+#[test]
+fn an_actor_moves_while_senders_on_two_nodes_tell_and_ask_and_nothing_is_lost_or_reordered() {
+    let nodes = cluster(&["a", "b", "c"], 3);
+    let (a, b, c) = (&nodes[0], &nodes[1], &nodes[2]);
+    let tally = a.system.spawn(Tally::default());
+    a.node().register("tally", &tally).unwrap();
+    let from_c = lookup(c, "tally");
+    let before_c = from_c.clone();
+    const COUNT: u64 = 400;
+    let moved = std::thread::scope(|s| {
+        let local = s.spawn(|| send_numbered(a, &tally, 1, COUNT));
+        let remote = s.spawn(|| send_numbered(c, &from_c, 2, COUNT));
+        // Some traffic before the move, the rest during and after it.
+        eventually(WAIT, || {
+            let log = a.system.block_on(tally.ask(Log)).ok()?;
+            (log.len() > 50).then_some(())
+        })
+        .expect("traffic flows");
+        let moved = a.system.block_on(tally.migrate_to(b.node().id()));
+        local.join().unwrap();
+        remote.join().unwrap();
+        moved
+    });
+    let moved = moved.expect("the move commits");
+    assert_eq!(&moved.from, a.node().id());
+    assert_eq!(&moved.to, b.node().id());
+    assert_eq!(moved.epoch, 1);
+    // `migrated` ran on b, and the actor answers from there.
+    let (at, arrivals, failures) = wait_until_on(c, &from_c, "b");
+    assert_eq!(at, "b");
+    assert_eq!(arrivals, ["b"]);
+    assert!(failures.is_empty(), "{failures:?}");
+    // Asked through both refs: the local one on a (now a stub) and the remote one on c.
+    let log = c.system.block_on(from_c.ask(Log)).unwrap();
+    assert_each_once_in_order(&log, &[1, 2], COUNT);
+    assert_eq!(a.system.block_on(tally.ask(Log)).unwrap(), log);
+    // Equality and hashing are unchanged by the move.
+    let after_c = lookup(c, "tally");
+    assert_eq!(before_c, after_c);
+    let hash = |r: &ActorRef<Tally>| {
+        let mut h = DefaultHasher::new();
+        r.hash(&mut h);
+        h.finish()
+    };
+    assert_eq!(hash(&before_c), hash(&after_c));
+    assert_eq!(after_c.id(), tally.id());
+}
+
+#[test]
+fn a_chain_of_moves_from_handlers_a_b_c_a_keeps_every_senders_order() {
+    let nodes = cluster(&["a", "b", "c"], 3);
+    let (a, b, c) = (&nodes[0], &nodes[1], &nodes[2]);
+    let tally = a.system.spawn(Tally::default());
+    a.node().register("tally", &tally).unwrap();
+    let from_b = lookup(b, "tally");
+    let from_c = lookup(c, "tally");
+    const COUNT: u64 = 300;
+    std::thread::scope(|s| {
+        let senders = [
+            s.spawn(|| send_numbered(a, &tally, 1, COUNT)),
+            s.spawn(|| send_numbered(b, &from_b, 2, COUNT)),
+            s.spawn(|| send_numbered(c, &from_c, 3, COUNT)),
+        ];
+        // `cx.migrate_to` from inside a handler, each move asked where the actor is.
+        for (next, name) in [(b, "b"), (c, "c"), (a, "a")] {
+            from_c.tell(GoTo(next.node().id().clone())).unwrap();
+            wait_until_on(c, &from_c, name);
+        }
+        for s in senders {
+            s.join().unwrap();
+        }
+    });
+    let (at, arrivals, failures) = c.system.block_on(from_c.ask(Where)).unwrap();
+    assert_eq!(at, "a");
+    assert_eq!(arrivals, ["b", "c", "a"]);
+    assert!(failures.is_empty(), "{failures:?}");
+    let log = b.system.block_on(from_b.ask(Log)).unwrap();
+    assert_each_once_in_order(&log, &[1, 2, 3], COUNT);
+}
+
+#[test]
+fn a_move_to_a_node_that_does_not_know_the_type_is_refused_and_loses_nothing() {
+    let nodes = cluster(&["a", "d"], 1);
+    let (a, d) = (&nodes[0], &nodes[1]);
+    let tally = a.system.spawn(Tally::default());
+    for n in 0..50 {
+        tally.tell(Note(1, n)).unwrap();
+    }
+    let refused = a.system.block_on(tally.migrate_to(d.node().id()));
+    for n in 50..100 {
+        tally.tell(Note(1, n)).unwrap();
+    }
+    match refused {
+        Err(MigrateError::Refused(MigrateRefusal::UnknownType { node, actor_type })) => {
+            assert_eq!(&node, d.node().id());
+            assert_eq!(actor_type, "test.Tally");
+        }
+        other => panic!("expected UnknownType, got {other:?}"),
+    }
+    let log = a.system.block_on(tally.ask(Log)).unwrap();
+    assert_each_once_in_order(&log, &[1], 100);
+    let (at, arrivals, failures) = a.system.block_on(tally.ask(Where)).unwrap();
+    assert_eq!(at, "a");
+    assert!(arrivals.is_empty());
+    assert_eq!(failures.len(), 1, "migration_failed ran once: {failures:?}");
+    assert!(failures[0].contains("does not know"), "{failures:?}");
+}
+
+#[test]
+fn a_move_to_the_node_it_is_on_is_refused() {
+    let nodes = cluster(&["a", "b"], 2);
+    let a = &nodes[0];
+    let tally = a.system.spawn(Tally::default());
+    let got = a.system.block_on(tally.migrate_to(a.node().id()));
+    assert!(
+        matches!(
+            got,
+            Err(MigrateError::Refused(MigrateRefusal::AlreadyThere(_)))
+        ),
+        "{got:?}"
+    );
+    tally.tell(Note(1, 0)).unwrap();
+    assert_eq!(a.system.block_on(tally.ask(Log)).unwrap(), [(1, 0)]);
+}
