@@ -179,7 +179,11 @@ fn lookup(m: &Member, name: &str) -> ActorRef<Tally> {
 /// Sends `count` numbered messages as `sender`, every 7th an ask whose answer is
 /// checked; returns once the last was accepted.
 fn send_numbered(m: &Member, to: &ActorRef<Tally>, sender: u32, count: u64) {
-    for n in 0..count {
+    send_numbered_from(m, to, sender, 0..count);
+}
+
+fn send_numbered_from(m: &Member, to: &ActorRef<Tally>, sender: u32, range: std::ops::Range<u64>) {
+    for n in range {
         if n % 7 == 6 {
             let got = m
                 .system
@@ -190,6 +194,17 @@ fn send_numbered(m: &Member, to: &ActorRef<Tally>, sender: u32, count: u64) {
             to.tell(Note(sender, n)).expect("tell accepted");
         }
     }
+}
+
+/// The log, once every sender's messages were handled: an ask through each sender's
+/// own ref comes after that sender's messages (per sender FIFO; the senders
+/// finished before), so the last answer holds them all.
+fn settled_log(via: &[(&Member, &ActorRef<Tally>)]) -> Vec<(u32, u64)> {
+    let mut log = Vec::new();
+    for (m, r) in via {
+        log = m.system.block_on(r.ask(Log)).expect("log");
+    }
+    log
 }
 
 /// Each sender's messages were handled exactly once, in the order sent.
@@ -225,17 +240,28 @@ fn an_actor_moves_while_senders_on_two_nodes_tell_and_ask_and_nothing_is_lost_or
     a.node().register("tally", &tally).unwrap();
     let from_c = lookup(c, "tally");
     let before_c = from_c.clone();
+    let before_b = lookup(b, "tally");
+    assert!(!before_b.is_local());
     const COUNT: u64 = 400;
+    // Each sender sends half, then waits until the move was asked for, then sends the
+    // rest: those race with the freeze, the hand-over and the senders' switch.
+    let halfway = std::sync::Barrier::new(3);
+    let asked = std::sync::Barrier::new(3);
     let moved = std::thread::scope(|s| {
-        let local = s.spawn(|| send_numbered(a, &tally, 1, COUNT));
-        let remote = s.spawn(|| send_numbered(c, &from_c, 2, COUNT));
-        // Some traffic before the move, the rest during and after it.
-        eventually(WAIT, || {
-            let log = a.system.block_on(tally.ask(Log)).ok()?;
-            (log.len() > 50).then_some(())
-        })
-        .expect("traffic flows");
-        let moved = a.system.block_on(tally.migrate_to(b.node().id()));
+        let (halfway, asked) = (&halfway, &asked);
+        let halves = move |to: &ActorRef<Tally>, member: &Member, sender: u32| {
+            send_numbered_from(member, to, sender, 0..COUNT / 2);
+            halfway.wait();
+            asked.wait();
+            send_numbered_from(member, to, sender, COUNT / 2..COUNT);
+        };
+        let (to_a, to_c) = (&tally, &from_c);
+        let local = s.spawn(move || halves(to_a, a, 1));
+        let remote = s.spawn(move || halves(to_c, c, 2));
+        halfway.wait();
+        let migration = tally.migrate_to(b.node().id());
+        asked.wait();
+        let moved = a.system.block_on(migration);
         local.join().unwrap();
         remote.join().unwrap();
         moved
@@ -249,10 +275,10 @@ fn an_actor_moves_while_senders_on_two_nodes_tell_and_ask_and_nothing_is_lost_or
     assert_eq!(at, "b");
     assert_eq!(arrivals, ["b"]);
     assert!(failures.is_empty(), "{failures:?}");
-    // Asked through both refs: the local one on a (now a stub) and the remote one on c.
-    let log = c.system.block_on(from_c.ask(Log)).unwrap();
+    // Asked through both senders' refs: the local one on a (now a stub) and the
+    // remote one on c.
+    let log = settled_log(&[(a, &tally), (c, &from_c)]);
     assert_each_once_in_order(&log, &[1, 2], COUNT);
-    assert_eq!(a.system.block_on(tally.ask(Log)).unwrap(), log);
     // Equality and hashing are unchanged by the move.
     let after_c = lookup(c, "tally");
     assert_eq!(before_c, after_c);
@@ -263,6 +289,13 @@ fn an_actor_moves_while_senders_on_two_nodes_tell_and_ask_and_nothing_is_lost_or
     };
     assert_eq!(hash(&before_c), hash(&after_c));
     assert_eq!(after_c.id(), tally.id());
+    // On b the actor is local now: a ref decoded there is the direct one, and it
+    // equals (and hashes like) the remote ref b held before the actor arrived.
+    let after_b = lookup(b, "tally");
+    assert!(after_b.is_local());
+    assert_eq!(after_b, before_b);
+    assert_eq!(hash(&after_b), hash(&before_b));
+    assert_eq!(b.system.block_on(after_b.ask(Log)).unwrap(), log);
 }
 
 #[test]
@@ -293,7 +326,7 @@ fn a_chain_of_moves_from_handlers_a_b_c_a_keeps_every_senders_order() {
     assert_eq!(at, "a");
     assert_eq!(arrivals, ["b", "c", "a"]);
     assert!(failures.is_empty(), "{failures:?}");
-    let log = b.system.block_on(from_b.ask(Log)).unwrap();
+    let log = settled_log(&[(a, &tally), (b, &from_b), (c, &from_c)]);
     assert_each_once_in_order(&log, &[1, 2, 3], COUNT);
 }
 

@@ -34,12 +34,15 @@ use super::entry::{MobileEntry, MoveFailed, Out};
 use super::stub::Stub;
 use crate::interface::{DecodeReply, ErasedRef, Interface, Mobility, ReplyRoute};
 use crate::node::{NodeInner, Pending};
-use crate::wire::{NodeId, Outcome, QueuedMessage, Traffic, WireFailure};
+use crate::wire::{NodeId, Outcome, QueuedMessage, Traffic, WireFailure, WireRef};
 
 /// One node's view of one mobile actor, with what the driver keeps beside the entry.
 pub(crate) struct Mobile {
     /// The actor's export token (the same on every node, design §2.2).
     pub(crate) token: u64,
+    /// Its identity and token, as refs to it are written: a copy of the entry's, read
+    /// without the entry's lock (encoding and decoding refs happen under it).
+    pub(crate) wire: WireRef,
     pub(crate) interface: &'static Interface,
     pub(crate) mobility: &'static Mobility,
     /// The actor's cell on this node: the running actor (host), or the stub it left.
@@ -82,6 +85,7 @@ impl Mobile {
     ) -> Arc<Self> {
         Arc::new(Mobile {
             token: entry.actor.token,
+            wire: entry.actor.clone(),
             interface,
             mobility,
             local: Mutex::new(local),
@@ -98,8 +102,8 @@ impl Mobile {
     }
 
     /// The actor's identity on every node.
-    fn birth(d: &Driver) -> BirthId {
-        let a = &d.entry.actor;
+    fn birth(&self) -> BirthId {
+        let a = &self.wire;
         BirthId {
             node: a.node.name.as_str().into(),
             incarnation: a.node.incarnation,
@@ -357,7 +361,7 @@ impl NodeInner {
         };
         self.forget_migration(mobile, migration);
         let Some((prepared, actor)) =
-            (mobile.mobility.prepare)(&self.system, state, Mobile::birth(d))
+            (mobile.mobility.prepare)(&self.system, state, mobile.birth())
         else {
             tracing::error!(migration, "the arriving state is not of its type");
             return;

@@ -56,7 +56,7 @@ impl NodeInner {
     ) -> Option<WireRef> {
         let mobility = interface.mobility?;
         let m = self.mobile_by_local(mobility, target)?;
-        Some(m.state.lock().entry.actor.clone())
+        Some(m.wire.clone())
     }
 
     /// `export_local` for a mobile type, after the token is made: the actor was born
@@ -104,7 +104,7 @@ impl NodeInner {
         if let Some(local) = mobile.local() {
             return Some((interface.ops.clone_ref)(&*local));
         }
-        let birth = mobile.state.lock().entry.actor.node.clone();
+        let birth = mobile.wire.node.clone();
         Some((interface.ops.from_endpoint)(Arc::new(MobileEndpoint {
             node: self.clone(),
             id: wire.id,
