@@ -359,6 +359,29 @@ fn a_move_to_a_node_that_does_not_know_the_type_is_refused_and_loses_nothing() {
 }
 
 #[test]
+fn a_move_asked_for_in_a_handler_that_is_refused_runs_migration_failed_and_loses_nothing() {
+    let nodes = cluster(&["a", "d"], 1);
+    let (a, d) = (&nodes[0], &nodes[1]);
+    let tally = a.system.spawn(Tally::default());
+    tally.tell(Note(1, 0)).unwrap();
+    tally.tell(GoTo(d.node().id().clone())).unwrap();
+    for n in 1..100 {
+        tally.tell(Note(1, n)).unwrap();
+    }
+    let (at, arrivals, failures) = eventually(WAIT, || {
+        let w = a.system.block_on(tally.ask(Where)).ok()?;
+        (!w.2.is_empty()).then_some(w)
+    })
+    .expect("migration_failed ran");
+    assert_eq!(at, "a");
+    assert!(arrivals.is_empty());
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(failures[0].contains("does not know"), "{failures:?}");
+    let log = a.system.block_on(tally.ask(Log)).unwrap();
+    assert_each_once_in_order(&log, &[1], 100);
+}
+
+#[test]
 fn a_move_to_the_node_it_is_on_is_refused() {
     let nodes = cluster(&["a", "b"], 2);
     let a = &nodes[0];

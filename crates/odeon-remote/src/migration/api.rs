@@ -90,6 +90,9 @@ pub enum MigrateRefusal {
     /// requests are not wired yet.
     #[error("the actor does not run on this node")]
     NotHere,
+    /// A later `cx.migrate_to` in the same message replaced this request.
+    #[error("replaced by a later migrate_to in the same message")]
+    Replaced,
     /// No node runs on the ref's system.
     #[error("no node runs on this actor's system")]
     NoNode,

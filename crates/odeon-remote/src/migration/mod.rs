@@ -8,13 +8,29 @@
 //! first.
 //!
 //! # Status
-//! Sans-I/O and not yet wired: a driver feeds a [`MobileEntry`](entry::MobileEntry)
+//! The state machines are pure: a driver feeds a [`MobileEntry`](entry::MobileEntry)
 //! events (a local send, a frame from a peer, a freeze, a timeout, a peer declared
-//! lost) and performs the [`Out`](entry::Out)puts it returns (send a frame, deliver to
-//! the local actor, fail an ask, report an outcome). The tests drive several entries
-//! over FIFO queues, frame by frame. Connecting the entries to links, cells and the
-//! node's tables (design §7 steps 2–5) is the next step, which is why the module is
-//! crate-private and allowed dead code.
+//! lost) and performs the [`Out`](entry::Out)puts it returns. The tests in `tests/`
+//! drive several entries over FIFO queues, frame by frame.
+//!
+//! The driver (`driver.rs`, `source.rs`, `frames.rs`, `stub.rs`) wires them to real
+//! nodes for the **happy path** (design §7 steps 2–3, 4 minimal, 7): `NodeInner.mobile`
+//! holds one [`Mobile`](driver::Mobile) per actor token; hand-over frames are routed
+//! by move id (`NodeInner.migrations`); remote refs send through a
+//! [`MobileEndpoint`](stub::MobileEndpoint) and the source's stub cell through a
+//! [`Stub`](stub::Stub); asks sent through an entry are answered into the node-level
+//! `NodeInner.mobile_asks`. Who holds messages while the actor is frozen is in
+//! `driver.rs`. Not wired yet: peer loss (relocation, step 11; ask bindings, §3.3 —
+//! `AskAt` is dropped), stop/watch/link of a moved actor from another node (§2.4,
+//! §3.5), names (§3.8), chunking, a remote `migrate_to` (no frame asks a host to
+//! move its actor), collection of the table's entries and stubs (`Out::Collected` is
+//! logged; the table keeps entries and the stub's cell). So parts of the module are
+//! still dead code.
+//!
+//! The API is [`MigrateExt`](api::MigrateExt) and
+//! [`MigrateFromHandler`](api::MigrateFromHandler) (`api.rs`); a mobile type is
+//! declared with [`mobile_actor!`](crate::mobile_actor) and accepted by a node with
+//! [`NodeBuilder::mobile`](crate::NodeBuilder::mobile).
 //!
 //! # Types
 //! - [`MobileEntry`](entry::MobileEntry): one per (node, actor identity). Its

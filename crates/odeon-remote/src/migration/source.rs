@@ -84,6 +84,7 @@ impl MoveRequest for MoveReq {
             NotFrozen::Supervised => MigrateRefusal::Supervised.into(),
             NotFrozen::HasChildren => MigrateRefusal::HasChildren.into(),
             NotFrozen::Moved | NotFrozen::Remote => MigrateRefusal::NotHere.into(),
+            NotFrozen::Replaced => MigrateRefusal::Replaced.into(),
             _ => MigrateFailure::Stopped.into(),
         };
         if let Some(caller) = self.caller {
@@ -101,6 +102,22 @@ fn refuse(actor: FrozenActor, caller: Option<oneshot::Sender<MigrateResult>>, e:
 }
 
 impl NodeInner {
+    /// A target that never answers must not keep the actor frozen: after the request
+    /// timeout the source aborts (`MigrateAbort`) and resumes, unless the move ended
+    /// first (then the entry ignores the timeout).
+    fn abort_after_timeout(self: &Arc<Self>, mobile: &Arc<Mobile>, migration: u64) {
+        let (node, mobile) = (Arc::downgrade(self), Arc::downgrade(mobile));
+        let timeout = self.settings.request_timeout;
+        self.io.spawn(async move {
+            tokio::time::sleep(timeout).await;
+            if let (Some(node), Some(mobile)) = (node.upgrade(), mobile.upgrade()) {
+                let mut d = mobile.state.lock();
+                let outs = d.entry.timeout(migration);
+                node.perform(&mobile, &mut d, outs);
+            }
+        });
+    }
+
     /// Steps 1–2 on the actor's turn: snapshot, encode, offer. Nothing here waits for
     /// the network (`Peer::send` queues).
     fn start_move(
@@ -218,6 +235,8 @@ impl NodeInner {
                     caller,
                 });
                 self.perform(mobile, &mut d, outs);
+                drop(d);
+                self.abort_after_timeout(mobile, migration);
             }
             Err(e) => {
                 drop(d);
