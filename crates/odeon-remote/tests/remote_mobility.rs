@@ -382,6 +382,51 @@ fn a_move_asked_for_in_a_handler_that_is_refused_runs_migration_failed_and_loses
 }
 
 #[test]
+fn a_target_lost_before_it_was_ready_fails_the_move_and_the_actor_resumes_with_everything() {
+    // Both behind proxies, so that their one link goes through them (as in
+    // remote_faults.rs). A request timeout longer than `lost_after`: the loss decides.
+    let tune = |b: odeon_remote::NodeBuilder| {
+        b.mobile::<Tally>()
+            .lost_after(Duration::from_millis(1_500))
+            .request_timeout(Duration::from_secs(60))
+    };
+    let (a, pa) = Member::start_behind_proxy("a", &[], tune);
+    let (t, pt) = Member::start_behind_proxy("t", &[pa.addr()], tune);
+    NAMES
+        .lock()
+        .unwrap()
+        .push((a.system.handle(), "a".to_string()));
+    for m in [&a, &t] {
+        eventually(WAIT, || (m.node().peers().len() == 1).then_some(())).expect("the nodes link");
+    }
+    let tally = a.system.spawn(Tally::default());
+    for n in 0..50 {
+        tally.tell(Note(1, n)).unwrap();
+    }
+    // The offer never reaches the target, and the link falls silent: a loses it.
+    pa.pause();
+    pt.pause();
+    let migration = tally.migrate_to(t.node().id());
+    for n in 50..100 {
+        tally.tell(Note(1, n)).unwrap();
+    }
+    let got = a.system.block_on(migration);
+    assert_eq!(
+        got,
+        Err(MigrateError::Failed(
+            odeon_remote::MigrateFailure::TargetLost
+        ))
+    );
+    let log = a.system.block_on(tally.ask(Log)).unwrap();
+    assert_each_once_in_order(&log, &[1], 100);
+    let (at, arrivals, failures) = a.system.block_on(tally.ask(Where)).unwrap();
+    assert_eq!(at, "a");
+    assert!(arrivals.is_empty());
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    drop(t);
+}
+
+#[test]
 fn a_move_to_the_node_it_is_on_is_refused() {
     let nodes = cluster(&["a", "b"], 2);
     let a = &nodes[0];

@@ -113,6 +113,18 @@ impl NodeInner {
         })))
     }
 
+    /// `lost` was declared lost: every mobile entry here learns it (a hand-over with
+    /// it ends, routes through it relocate: steps 4, 5 and 11). Nothing to do, and no
+    /// cost, on a node without mobile actors.
+    pub(crate) fn mobile_node_lost(self: &Arc<Self>, lost: &crate::wire::NodeId) {
+        let all: Vec<Arc<Mobile>> = self.mobile.lock().values().cloned().collect();
+        for mobile in all {
+            let mut d = mobile.state.lock();
+            let outs = d.entry.node_lost(lost);
+            self.perform(&mobile, &mut d, outs);
+        }
+    }
+
     /// A mobility frame from `peer`.
     pub(crate) fn dispatch_mobile(self: &Arc<Self>, peer: &Arc<Peer>, frame: Traffic<'_>) {
         let by_token = |to: u64| self.mobile.lock().get(&to).cloned();

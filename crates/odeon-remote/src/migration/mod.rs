@@ -20,8 +20,11 @@
 //! [`MobileEndpoint`](stub::MobileEndpoint) and the source's stub cell through a
 //! [`Stub`](stub::Stub); asks sent through an entry are answered into the node-level
 //! `NodeInner.mobile_asks`. Who holds messages while the actor is frozen is in
-//! `driver.rs`. Not wired yet: peer loss (relocation, step 11; ask bindings, §3.3 —
-//! `AskAt` is dropped), stop/watch/link of a moved actor from another node (§2.4,
+//! `driver.rs`. A peer declared lost is fed to every entry (`mobile_node_lost`): a
+//! target lost before Ready fails the move and the actor resumes (tested); the
+//! relocation frames of step 11 reach the entries too, but no test covers them yet.
+//! Not wired yet: ask bindings (§3.3: `AskAt` is dropped, so an ask whose host is
+//! lost waits for its timeout), stop/watch/link of a moved actor from another node (§2.4,
 //! §3.5), names (§3.8), chunking, a remote `migrate_to` (no frame asks a host to
 //! move its actor), collection of the table's entries and stubs (`Out::Collected` is
 //! logged; the table keeps entries and the stub's cell). So parts of the module are

@@ -151,6 +151,8 @@ pub(crate) struct NodeInner {
     /// Asks sent through a mobile entry, by request id: answered by whichever node
     /// hosts the actor, so not in a per-peer table.
     pub(crate) mobile_asks: Mutex<HashMap<u64, Pending>>,
+    /// This node, for callers that hold only `&self` (losing a peer).
+    pub(crate) this: std::sync::Weak<NodeInner>,
 }
 
 /// Every node of this process, so that a ref or a context finds the node of its
@@ -269,9 +271,14 @@ impl NodeInner {
         for (to, from) in peer.lose(why, left) {
             self.break_link(to, from);
         }
-        let mut peers = self.peers.lock();
-        if peers.get(&peer.id).is_some_and(|p| Arc::ptr_eq(p, peer)) {
-            peers.remove(&peer.id);
+        {
+            let mut peers = self.peers.lock();
+            if peers.get(&peer.id).is_some_and(|p| Arc::ptr_eq(p, peer)) {
+                peers.remove(&peer.id);
+            }
+        }
+        if let Some(node) = self.this.upgrade() {
+            node.mobile_node_lost(&peer.id);
         }
     }
 
