@@ -331,6 +331,38 @@ fn a_chain_of_moves_from_handlers_a_b_c_a_keeps_every_senders_order() {
 }
 
 #[test]
+fn ten_moves_back_and_forth_over_three_nodes_keep_every_senders_order() {
+    let nodes = cluster(&["a", "b", "c"], 3);
+    let (a, b, c) = (&nodes[0], &nodes[1], &nodes[2]);
+    let tally = a.system.spawn(Tally::default());
+    a.node().register("tally", &tally).unwrap();
+    let from_b = lookup(b, "tally");
+    let from_c = lookup(c, "tally");
+    const COUNT: u64 = 500;
+    let route = ["b", "a", "c", "b", "c", "a", "b", "a", "c", "a"];
+    std::thread::scope(|s| {
+        let senders = [
+            s.spawn(|| send_numbered(a, &tally, 1, COUNT)),
+            s.spawn(|| send_numbered(b, &from_b, 2, COUNT)),
+            s.spawn(|| send_numbered(c, &from_c, 3, COUNT)),
+        ];
+        for name in route {
+            let next = nodes.iter().find(|m| m.node().id().name == name).unwrap();
+            from_b.tell(GoTo(next.node().id().clone())).unwrap();
+            wait_until_on(b, &from_b, name);
+        }
+        for s in senders {
+            s.join().unwrap();
+        }
+    });
+    let (_, arrivals, failures) = a.system.block_on(tally.ask(Where)).unwrap();
+    assert_eq!(arrivals, route);
+    assert!(failures.is_empty(), "{failures:?}");
+    let log = settled_log(&[(a, &tally), (b, &from_b), (c, &from_c)]);
+    assert_each_once_in_order(&log, &[1, 2, 3], COUNT);
+}
+
+#[test]
 fn a_move_to_a_node_that_does_not_know_the_type_is_refused_and_loses_nothing() {
     let nodes = cluster(&["a", "d"], 1);
     let (a, d) = (&nodes[0], &nodes[1]);
