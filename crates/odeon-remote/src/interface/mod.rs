@@ -108,7 +108,24 @@ impl Interface {
         }
     }
 
-    /// This interface, for a mobile type. Used by `mobile_actor!`.
+    /// This interface, for a mobile type. Used by `mobile_actor!`, which is how it
+    /// should be built:
+    ///
+    /// ```
+    /// use odeon::{Actor, Context, Handler, Message, RemoteActor};
+    /// use odeon_remote::interface::Interface;
+    /// use serde::{Deserialize, Serialize};
+    /// #[derive(Serialize, Deserialize)]
+    /// struct Rover;
+    /// impl Actor for Rover {}
+    /// #[derive(Serialize, Deserialize)]
+    /// struct Ping;
+    /// impl Message for Ping { type Reply = (); }
+    /// impl Handler<Ping> for Rover { fn handle(&mut self, _: Ping, _: &mut Context<Self>) {} }
+    /// odeon_remote::mobile_actor!(Rover = "doc.Rover" { Ping = "doc.Ping" });
+    /// let interface = Rover::interface().downcast_ref::<Interface>().unwrap();
+    /// assert_eq!(interface.actor_type(), "doc.Rover");
+    /// ```
     pub fn with_mobility(mut self, mobility: &'static Mobility) -> Self {
         self.mobility = Some(mobility);
         self

@@ -33,6 +33,14 @@ pub struct Moved {
 }
 
 /// Why a move did not happen.
+///
+/// ```
+/// use odeon_remote::{MigrateError, MigrateFailure, MigrateRefusal};
+/// let e: MigrateError = MigrateRefusal::HasChildren.into();
+/// assert_eq!(e.to_string(), "migration refused: the actor has children");
+/// let e: MigrateError = MigrateFailure::TargetLost.into();
+/// assert!(matches!(e, MigrateError::Failed(MigrateFailure::TargetLost)));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MigrateError {
