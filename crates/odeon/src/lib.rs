@@ -28,7 +28,7 @@
 //! | I want to… | use |
 //! |---|---|
 //! | define an actor | [`Actor`] (+ lifecycle hooks) |
-//! | define a message and its reply | [`Message`] |
+//! | define a message and its reply | [`Message`], or `#[derive(Message)]` with `#[message(reply = T)]` |
 //! | handle it right away | [`Handler`] |
 //! | handle it by awaiting something (an ask, a timer, I/O) | [`AsyncHandler`] |
 //! | talk to an actor | [`ActorRef`]: `tell`, `ask`, `send` (bounded) |
@@ -62,6 +62,25 @@
 //! (either flavour) without panicking; asks are awaited directly, and
 //! [`System::shutdown_async`] shuts down without blocking the executor.
 //!
+//! ## Features
+//! - `macros` (default): `#[derive(Message)]`, re-exported beside the trait, so that
+//!   `use odeon::Message;` brings both (as `use serde::Serialize;` does).
+//! - `serde`: `ActorRef<A>: Serialize + Deserialize`, for odeon-remote.
+//!
+//! The derive names the reply type in an attribute; without it, the reply is `()`:
+//!
+#![cfg_attr(feature = "macros", doc = "```")]
+#![cfg_attr(not(feature = "macros"), doc = "```ignore")]
+//! use odeon::Message;
+//!
+//! #[derive(Message)]
+//! #[message(reply = u64)]
+//! struct Add(u64);
+//!
+//! #[derive(Message)] // type Reply = ();
+//! struct Reset;
+//! ```
+//!
 //! ## Design
 //! The subsystem roots are design documents: `mailbox/` (lock-free MPSC whose push
 //! decides scheduling), `cell/` (an actor's state and its turn), `scheduler/` (workers,
@@ -86,6 +105,9 @@ pub use actor::{
     Actor, ActorId, AsyncHandler, Handler, Handles, Message, StopReason, Terminated, marker,
 };
 pub use cell::SpawnOptions;
+/// Derives [`Message`](trait@Message); see the trait for what an impl means.
+#[cfg(feature = "macros")]
+pub use odeon_macros::Message;
 pub use refs::remote::{MobileActor, RemoteActor};
 pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WeakActorRef, remote};
 pub use supervision::{Children, Strategy, Supervisor, SupervisorSpec};

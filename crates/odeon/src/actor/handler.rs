@@ -17,6 +17,21 @@ use crate::{Actor, Context};
 ///     type Reply = u64;
 /// }
 /// ```
+///
+/// With the `macros` feature (on by default), `#[derive(Message)]` writes the impl; the
+/// reply type is `()` unless an attribute names it:
+///
+#[cfg_attr(feature = "macros", doc = "```")]
+#[cfg_attr(not(feature = "macros"), doc = "```ignore")]
+/// use odeon::Message;
+///
+/// #[derive(Message)]
+/// #[message(reply = u64)]
+/// struct Add(u64, u64);
+///
+/// #[derive(Message)] // type Reply = ();
+/// struct Stop;
+/// ```
 pub trait Message: Send + 'static {
     /// What [`ActorRef::ask`](crate::ActorRef::ask) resolves to. Use `()` for tell-only
     /// messages.
