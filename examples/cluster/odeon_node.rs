@@ -7,12 +7,14 @@
 //! ODEON_SECRET=... odeon-node probe --name b --seed ADDR
 //! ```
 //! `gen-secret` prints a new random cluster secret (32 random bytes as 64 hex
-//! characters) to give every node as `ODEON_SECRET`. `serve` hosts a `Tally` registered as `tally` and lets others spawn tallies; it runs
-//! until its standard input closes or reads `leave` (then it leaves the cluster
-//! gracefully). `probe` finds `tally` through its seed, adds 1..=10, asks the total,
-//! spawns a tally on the seed's node, then watches `tally` and keeps asking it until the
-//! serving node is gone, printing what it observes. Output lines are stable: tests read
-//! them.
+//! characters) to give every node as `ODEON_SECRET`. `serve` hosts a `Tally` registered
+//! as `tally` and lets others spawn tallies; it runs until it receives SIGINT (Ctrl-C)
+//! or SIGTERM (`kill`, systemd, `docker stop`), then leaves the cluster gracefully and
+//! exits with status 0. It never reads its standard input, so it runs as well with
+//! stdin closed: under systemd, in a container, or in the background. `probe` finds
+//! `tally` through its seed, adds 1..=10, asks the total, spawns a tally on the seed's
+//! node, then watches `tally` and keeps asking it until the serving node is gone,
+//! printing what it observes. Output lines are stable: tests read them.
 //!
 //! Both modes take `--listen ADDR`, the address to bind (default `127.0.0.1:0`;
 //! `0.0.0.0:PORT` binds every interface), and `--advertise ADDR`, the address other
@@ -23,7 +25,6 @@
 #[path = "tally.rs"]
 mod tally;
 
-use std::io::BufRead;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -138,22 +139,93 @@ fn main() -> ExitCode {
 }
 
 fn serve(system: &System, node: Node) -> ExitCode {
+    // Listen before saying "registered": a signal sent by whoever waits for that line
+    // must find the handler installed, not the default action (die at once).
+    let stop = match StopSignals::install() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("odeon-node: cannot listen for SIGINT/SIGTERM: {e}");
+            return ExitCode::from(1);
+        }
+    };
     let tally = system.spawn(Tally::default());
     if let Err(e) = node.register("tally", &tally) {
         eprintln!("odeon-node: {e}");
         return ExitCode::from(1);
     }
     println!("registered tally");
-    for line in std::io::stdin().lock().lines() {
-        match line {
-            Ok(l) if l.trim() == "leave" => break,
-            Ok(_) => {}
-            Err(_) => break,
-        }
+    match stop.wait() {
+        Ok(signal) => println!("received {signal}, leaving"),
+        Err(e) => eprintln!("odeon-node: waiting for a signal: {e}; leaving"),
     }
     system.block_on(node.leave());
     println!("left");
     ExitCode::SUCCESS
+}
+
+/// The signals that stop `serve`, listened for on a runtime of their own (odeon's
+/// runtime is the system's business; this one only waits).
+struct StopSignals {
+    runtime: tokio::runtime::Runtime,
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    /// Installs the handlers: from here on SIGINT and SIGTERM are caught, not fatal.
+    #[cfg(unix)]
+    fn install() -> std::io::Result<StopSignals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()?;
+        // tokio registers a signal with the runtime it is created in.
+        let (interrupt, terminate) = {
+            let _in_runtime = runtime.enter();
+            (
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            )
+        };
+        Ok(StopSignals {
+            runtime,
+            interrupt,
+            terminate,
+        })
+    }
+
+    /// Blocks until one of the signals arrives; returns its name.
+    #[cfg(unix)]
+    fn wait(self) -> std::io::Result<&'static str> {
+        let StopSignals {
+            runtime,
+            mut interrupt,
+            mut terminate,
+        } = self;
+        runtime.block_on(async {
+            tokio::select! {
+                _ = interrupt.recv() => Ok("SIGINT"),
+                _ = terminate.recv() => Ok("SIGTERM"),
+            }
+        })
+    }
+
+    /// Elsewhere only Ctrl-C, which tokio catches from the first poll on.
+    #[cfg(not(unix))]
+    fn install() -> std::io::Result<StopSignals> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()?;
+        Ok(StopSignals { runtime })
+    }
+
+    #[cfg(not(unix))]
+    fn wait(self) -> std::io::Result<&'static str> {
+        self.runtime.block_on(tokio::signal::ctrl_c())?;
+        Ok("Ctrl-C")
+    }
 }
 
 fn probe(system: &System, node: &Node) -> ExitCode {
