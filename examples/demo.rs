@@ -57,25 +57,19 @@ struct Ponger {
 }
 impl Actor for Ponger {}
 
+// `#[derive(Message)]` writes `impl Message`: the reply is `()` (tell only) unless
+// `#[message(reply = T)]` names what an `ask` resolves to (see `Job` below).
+#[derive(Message)]
 struct Ping;
-impl Message for Ping {
-    type Reply = ();
-}
 
+#[derive(Message)]
 struct Pong;
-impl Message for Pong {
-    type Reply = ();
-}
 
+#[derive(Message)]
 struct Connect(ActorRef<Pinger>);
-impl Message for Connect {
-    type Reply = ();
-}
 
+#[derive(Message)]
 struct Start(oneshot::Sender<Duration>);
-impl Message for Start {
-    type Reply = ();
-}
 
 impl Handler<Connect> for Ponger {
     fn handle(&mut self, msg: Connect, _cx: &mut Context<Self>) {
@@ -146,15 +140,12 @@ struct Worker {
 }
 impl Actor for Worker {}
 
+#[derive(Message)]
+#[message(reply = u32)]
 struct Job;
-impl Message for Job {
-    type Reply = u32;
-}
 
+#[derive(Message)]
 struct Crash;
-impl Message for Crash {
-    type Reply = ();
-}
 
 impl Handler<Job> for Worker {
     fn handle(&mut self, _: Job, _cx: &mut Context<Self>) -> u32 {
@@ -199,10 +190,9 @@ fn supervision(system: &System) {
 struct Db;
 impl Actor for Db {}
 
+#[derive(Message)]
+#[message(reply = u32)]
 struct Query(u32);
-impl Message for Query {
-    type Reply = u32;
-}
 
 impl Handler<Query> for Db {
     fn handle(&mut self, msg: Query, _cx: &mut Context<Self>) -> u32 {
@@ -215,10 +205,9 @@ struct Service {
 }
 impl Actor for Service {}
 
+#[derive(Message)]
+#[message(reply = u32)]
 struct Lookup(u32);
-impl Message for Lookup {
-    type Reply = u32;
-}
 
 impl AsyncHandler<Lookup> for Service {
     async fn handle(&mut self, msg: Lookup, _cx: &mut Context<Self>) -> u32 {
@@ -234,10 +223,9 @@ struct Ticker {
 }
 impl Actor for Ticker {}
 
+#[derive(Message)]
+#[message(reply = u64)]
 struct Tick;
-impl Message for Tick {
-    type Reply = u64;
-}
 
 impl Handler<Tick> for Ticker {
     fn handle(&mut self, _: Tick, _cx: &mut Context<Self>) -> u64 {

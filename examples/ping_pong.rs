@@ -28,33 +28,24 @@ struct Ponger {
 }
 impl Actor for Ponger {}
 
+#[derive(Message)]
 struct Ping;
-impl Message for Ping {
-    type Reply = ();
-}
 
+#[derive(Message)]
 struct Pong;
-impl Message for Pong {
-    type Reply = ();
-}
 
 /// Tells the ponger whom to answer (sent once, before the game starts).
+#[derive(Message)]
 struct Connect(ActorRef<Pinger>);
-impl Message for Connect {
-    type Reply = ();
-}
 
 /// Starts the game; the sender is told the elapsed time when it ends.
+#[derive(Message)]
 struct Start(oneshot::Sender<Duration>);
-impl Message for Start {
-    type Reply = ();
-}
 
 /// Asks the ponger how many pings it handled.
+#[derive(Message)]
+#[message(reply = u64)]
 struct Pings;
-impl Message for Pings {
-    type Reply = u64;
-}
 
 impl Handler<Connect> for Ponger {
     fn handle(&mut self, msg: Connect, _cx: &mut Context<Self>) {
