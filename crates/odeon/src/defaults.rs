@@ -42,7 +42,7 @@ pub const SPIN_BEFORE_PARK: u32 = 200;
 /// Rounds an actor whose mailbox ran dry spends waiting for its next message before it
 /// gives up its turn, if its thread has nothing else to run. Going idle and being
 /// rescheduled costs a run-queue round trip and sometimes a thread wake-up; this
-/// avoids it for a steady stream (Counting: see `benches/core.rs`). Unit: rounds of
+/// avoids it for a steady stream (Counting: bench `core` of odeon-microbench). Unit: rounds of
 /// `LINGER_SPINS` spin-loop hints. On the project machine a hint (`PAUSE`) takes 26 ns,
 /// so a round is about 420 ns and the whole linger about 27 µs; on CPUs with a cheaper
 /// `PAUSE` it is shorter.

@@ -26,8 +26,9 @@
 //! - `mailbox/*`: one receiver, `N` tells from 1 and from 2 producer threads, for an
 //!   actor on the pool, an actor on its own thread (`SpawnOptions::blocking`), and a
 //!   hand-written `SegQueue` + `AtomicBool` "scheduled" flag + parker consumer thread,
-//!   the protocol `mailbox/mod.rs` says the intrusive queue avoids. The runtime's
-//!   `Queue` itself is crate-private, so there is no raw queue-vs-queue comparison.
+//!   the protocol `crates/odeon/src/mailbox/mod.rs` says the intrusive queue avoids.
+//!   The runtime's `Queue` itself is crate-private, so there is no raw queue-vs-queue
+//!   comparison.
 //! - `pingpong/*`: round trips between two actors on one worker, across threads, and
 //!   through `ask` (from an async handler and from outside via `block_on`), plus a
 //!   hand-made ask (tell + `tokio::sync::oneshot`, no deadline) to price `ask`'s timer.
@@ -40,7 +41,7 @@
 //! - `large_message/*`: a 1 MiB `Vec<u8>` message costs what an 8-byte one does (32
 //!   payloads circulate between two actors; one element = one hop there and one back).
 //!
-//! Run: `cargo bench -p odeon --bench core` (about 4 minutes on 2 cores).
+//! Run: `cargo bench -p odeon-microbench --bench core` (about 4 minutes on 2 cores).
 
 // `criterion_group!` generates an undocumented `pub fn`.
 #![allow(missing_docs)]

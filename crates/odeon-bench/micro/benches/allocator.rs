@@ -2,14 +2,14 @@
 //!
 //! Every message is one node, allocated by the sender's thread and freed by the worker
 //! that handles it. odeon allocates those nodes with mimalloc whatever the global
-//! allocator is (`src/mailbox/alloc.rs`), because glibc serves that cross-thread
-//! pattern from its arena slow path (`_int_malloc`/`_int_free`: half of all samples of
-//! `tell/counting` under `perf record -e cpu-clock` before the change). What is left
-//! for this target to show is the global allocator's effect on everything else (the
-//! messages' own buffers, cells, run-queue blocks). The floor does not allocate.
+//! allocator is (`crates/odeon/src/mailbox/alloc.rs`), because glibc serves that
+//! cross-thread pattern from its arena slow path (`_int_malloc`/`_int_free`: half of all
+//! samples of `tell/counting` under `perf record -e cpu-clock` before the change). What
+//! is left for this target to show is the global allocator's effect on everything else
+//! (the messages' own buffers, cells, run-queue blocks). The floor does not allocate.
 //!
-//! Run: `cargo bench -p odeon --bench allocator`, then compare with
-//! `cargo bench -p odeon --bench core -- 'tell/counting$|baseline/spsc$'`.
+//! Run: `cargo bench -p odeon-microbench --bench allocator`, then compare with
+//! `cargo bench -p odeon-microbench --bench core -- 'tell/counting$|baseline/spsc$'`.
 
 // `criterion_group!` generates an undocumented `pub fn`.
 #![allow(missing_docs)]
