@@ -1,7 +1,7 @@
 //! Two actors bounce a message back and forth with `tell` until 1,000,000 messages have
 //! been handled, then print the elapsed time and the cost per message.
 //!
-//! Run: `cargo run --release -p odeon-examples --example ping_pong`
+//! Run: `cargo run --release -p odeon --example ping_pong`
 
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,6 @@
 //! The smallest actor: spawn it, `tell` it, `ask` it, shut down.
 //!
-//! Run: `cargo run --release -p odeon-examples --example hello`
+//! Run: `cargo run --release -p odeon --example hello`
 
 use odeon::{Actor, Context, Handler, Message, StopReason, System};
 

@@ -3,7 +3,7 @@
 //!
 //! The system has a single worker thread, so everything below shares that one thread.
 //!
-//! Run: `cargo run --release -p odeon-examples --example async_handler`
+//! Run: `cargo run --release -p odeon --example async_handler`
 
 use std::time::{Duration, Instant};
 

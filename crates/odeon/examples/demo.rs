@@ -1,7 +1,7 @@
 //! The tour: actors ping-ponging, a supervisor restarting a crashing child, and an async
 //! handler awaiting another actor, all on one system.
 //!
-//! Run: `cargo run --release -p odeon-examples --example demo`
+//! Run: `cargo run --release -p odeon --example demo`
 //! (`RUST_LOG=odeon=debug` also shows the runtime's own log.)
 
 use std::time::{Duration, Instant};

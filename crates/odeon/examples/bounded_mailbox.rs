@@ -2,7 +2,7 @@
 //! `tell` fails with `TellError::Full` once the mailbox is full (the message comes back);
 //! `send(..).await` instead waits for room, so the producer runs at the consumer's pace.
 //!
-//! Run: `cargo run --release -p odeon-examples --example bounded_mailbox`
+//! Run: `cargo run --release -p odeon --example bounded_mailbox`
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! A supervisor restarts a crashing worker in place (same `ActorRef`, fresh state) until
 //! its restart limit is hit; a watcher actor sees the supervisor give up.
 //!
-//! Run: `cargo run --release -p odeon-examples --example supervision`
+//! Run: `cargo run --release -p odeon --example supervision`
 //! (`RUST_LOG=odeon=debug` also shows the runtime's own log.)
 
 use std::time::Duration;
