@@ -51,11 +51,11 @@ impl Handler<Ping> for RingActor {
 
 impl Handler<Exit> for RingActor {
     fn handle(&mut self, Exit(left): Exit, cx: &mut Context<Self>) {
-        if left > 0 {
-            if let Some(next) = &self.next {
-                // The last hop reaches an actor that has exited: dropped, as in Savina.
-                let _ = next.tell(Exit(left - 1));
-            }
+        if left > 0
+            && let Some(next) = &self.next
+        {
+            // The last hop reaches an actor that has exited: dropped, as in Savina.
+            let _ = next.tell(Exit(left - 1));
         }
         let _ = self.done.send(self.pings);
         cx.stop();

@@ -208,7 +208,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
     let n: usize = params.get("n");
     let b: usize = params.get("b");
     let w: i32 = params.get("w");
-    if n == 0 || b == 0 || n % b != 0 || w < 1 {
+    if n == 0 || b == 0 || !n.is_multiple_of(b) || w < 1 {
         let e = format!("need B dividing N and W >= 1 (N={n}, B={b}, W={w})");
         return Outcome::new(Default::default(), Err(e));
     }

@@ -274,11 +274,11 @@ impl Handler<Sourced> for Integrator {
                 self.rows.push_back((row, 1));
             }
         }
-        if self.rows.front().is_some_and(|(_, n)| *n == self.channels) {
-            if let Some((row, _)) = self.rows.pop_front() {
-                let values = row.into_iter().flatten().collect();
-                let _ = self.combine.tell(Collection(values));
-            }
+        if self.rows.front().is_some_and(|(_, n)| *n == self.channels)
+            && let Some((row, _)) = self.rows.pop_front()
+        {
+            let values = row.into_iter().flatten().collect();
+            let _ = self.combine.tell(Collection(values));
         }
     }
 }
