@@ -148,7 +148,12 @@ where
         // Only a stopped target ends it, as below; a full mailbox skips that tick.
         let fire = move || !matches!(target.tell(msg.clone()), Err(crate::TellError::Stopped(_)));
         return TimerHandle {
-            inner: Inner::Virtual(sim.arm(Unit::begin(shared), period, Some(period), Box::new(fire))),
+            inner: Inner::Virtual(sim.arm(
+                Unit::begin(shared),
+                period,
+                Some(period),
+                Box::new(fire),
+            )),
         };
     }
     shared.sched.begin_unit();

@@ -254,10 +254,7 @@ impl System {
     /// A system run by `odeon::testkit`'s deterministic scheduler: no worker, no
     /// monitor, no I/O thread (a current-thread runtime nobody drives gives `io()` a
     /// handle); ask deadlines follow the simulation's virtual clock.
-    pub(crate) fn deterministic(
-        config: Config,
-        sim: Arc<crate::testkit::core::SimCore>,
-    ) -> Self {
+    pub(crate) fn deterministic(config: Config, sim: Arc<crate::testkit::core::SimCore>) -> Self {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -348,7 +348,10 @@ impl SimCore {
         }
         let done = all_stopped();
         if !done {
-            tracing::warn!(seed = self.seed, "simulated shutdown: some actors did not stop");
+            tracing::warn!(
+                seed = self.seed,
+                "simulated shutdown: some actors did not stop"
+            );
         }
         done
     }

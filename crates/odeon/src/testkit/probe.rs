@@ -228,9 +228,9 @@ impl<M: Message> TestProbe<M> {
     /// If fewer than `n` come in time.
     #[track_caller]
     pub fn receive_n(&self, n: usize, timeout: Duration) -> Vec<M> {
-        let got = self
-            .inbox
-            .wait(&self.shared, timeout, |q| (q.len() >= n).then(|| q.drain(..n).collect()));
+        let got = self.inbox.wait(&self.shared, timeout, |q| {
+            (q.len() >= n).then(|| q.drain(..n).collect())
+        });
         match got {
             Some(v) => v,
             None => panic!(
@@ -298,7 +298,9 @@ impl Handler<Terminated> for TerminationWatcher {
 }
 
 /// Runs a closure on the watcher's turn (to watch an actor of any type).
-struct OnTurn(Box<dyn FnOnce(&mut Context<TerminationWatcher>) + Send>);
+struct OnTurn(Box<dyn FnOnce(&mut WatcherContext) + Send>);
+
+type WatcherContext = Context<TerminationWatcher>;
 
 impl Message for OnTurn {
     type Reply = ();

@@ -279,7 +279,10 @@ impl Sim {
 impl Drop for Sim {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            eprintln!("odeon testkit seed = {} (replay: {SEED_VAR}={0})", self.seed());
+            eprintln!(
+                "odeon testkit seed = {} (replay: {SEED_VAR}={0})",
+                self.seed()
+            );
             // Running the actors' last turns now could panic again, which aborts the
             // process; the failing test's system is leaked instead.
             std::mem::forget(self.system.take());
