@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
-use odeon::testkit::{Sim, TestProbe, seeds};
+use odeon::testkit::{Sim, TerminationProbe, TestProbe, seeds};
 use odeon::{
     Actor, ActorRef, AskError, AsyncHandler, Context, Handler, Message, Strategy, SupervisorSpec,
 };
@@ -334,6 +334,46 @@ fn one_for_one_restarts_when_the_virtual_timer_fires_under_every_seed() {
         );
         assert!(fuse.is_alive(), "seed {seed}");
         assert_eq!(sim.now(), Duration::from_millis(100));
+    }
+}
+
+/// Restart windows are measured on the virtual clock: three crashes spread over
+/// virtual seconds stay within "2 restarts per second", though they happen within
+/// microseconds of real time; three within one virtual second exceed it.
+#[test]
+fn restart_windows_are_measured_on_the_virtual_clock() {
+    for seed in seeds(SEEDS / 4) {
+        let sim = Sim::new(seed);
+        let starts = log();
+        let s1 = starts.clone();
+        let (sup, fuse) = sim.supervise(
+            SupervisorSpec::new(Strategy::OneForOne).max_restarts(2, Duration::from_secs(1)),
+            |c| {
+                c.spawn(move || Fuse {
+                    name: "manual",
+                    starts: s1.clone(),
+                })
+            },
+        );
+        let on_sup = TerminationProbe::new(&sim.handle(), &sup);
+        let crash_at = |ms: u64| {
+            sim.run_for(Duration::from_millis(ms) - sim.now());
+            fuse.tell(Blow).unwrap();
+            sim.run_until_idle();
+        };
+        crash_at(0);
+        crash_at(400);
+        // The first two restarts are over a second old by now.
+        crash_at(1600);
+        on_sup.expect_no_termination(Duration::ZERO);
+        assert_eq!(sim.block_on(fuse.ask(Starts)), Ok(4), "seed {seed}");
+        crash_at(1700);
+        crash_at(1800);
+        assert_eq!(
+            on_sup.expect_terminated(Duration::ZERO),
+            odeon::StopReason::RestartLimit,
+            "seed {seed}"
+        );
     }
 }
 

@@ -80,6 +80,15 @@ impl Shared {
         self.shutting_down.load(Ordering::Acquire)
     }
 
+    /// The time as the runtime's restart windows see it: the virtual clock of a
+    /// simulated system (`testkit/`), the real one otherwise.
+    pub(crate) fn now(&self) -> Instant {
+        match self.sched.sim() {
+            Some(sim) => sim.clock().now(),
+            None => Instant::now(),
+        }
+    }
+
     pub(crate) fn actor_spawned(&self) {
         self.sched.bump(Count::Spawned);
     }

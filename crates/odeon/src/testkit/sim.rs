@@ -49,9 +49,10 @@ pub(crate) fn forced_seed() -> Option<u64> {
 /// If the thread panics while a `Sim` is alive (a failed assertion), its drop prints
 /// `odeon testkit seed = N`; setting [`SEED_VAR`] to `N` replays that run.
 ///
-/// What the virtual clock does not cover: tokio timers and I/O (the system's
-/// [`io`](crate::SystemHandle::io) runtime is never driven), and supervisors'
-/// restart windows, which read the real clock.
+/// Supervisors' restart windows ([`SupervisorSpec::max_restarts`]) are measured on
+/// the virtual clock too. What it does not cover: tokio timers and I/O (the system's
+/// [`io`](crate::SystemHandle::io) runtime is never driven; a handler that awaits a
+/// tokio sleep under a `Sim` panics, as outside any runtime).
 /// [`SpawnOptions::blocking`](crate::SpawnOptions::blocking) is ignored: every actor
 /// runs on the test thread.
 ///
