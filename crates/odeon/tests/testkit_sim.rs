@@ -464,6 +464,59 @@ fn an_actors_ask_deadline_wakes_it_on_the_virtual_clock() {
     );
 }
 
+/// Logs the virtual timers it armed as they fire.
+struct Ticker {
+    log: Log<&'static str>,
+}
+impl Actor for Ticker {
+    fn started(&mut self, cx: &mut Context<Self>) {
+        cx.send_after(Duration::from_secs(3), Named("tick at 3 s"));
+        cx.send_after(Duration::from_secs(1), Named("tick at 1 s"));
+    }
+}
+struct Named(&'static str);
+impl Message for Named {
+    type Reply = ();
+}
+impl Handler<Named> for Ticker {
+    fn handle(&mut self, Named(what): Named, _: &mut Context<Self>) {
+        self.log.lock().unwrap().push(what);
+    }
+}
+
+#[test]
+fn timers_and_ask_deadlines_fire_in_due_order() {
+    for seed in seeds(SEEDS / 4) {
+        let sim = Sim::new(seed);
+        let events = log();
+        let asker = sim.spawn(Asker {
+            mute: sim.spawn(Mute),
+        });
+        let _ticker = sim.spawn(Ticker {
+            log: events.clone(),
+        });
+        let mut reply = Some(asker.ask(Try));
+        assert!(sim.poll(reply.as_mut().unwrap()).is_pending());
+        for _ in 0..4 {
+            sim.run_for(Duration::from_secs(1));
+            let Some(pending) = reply.as_mut() else {
+                continue;
+            };
+            if let Poll::Ready(r) = sim.poll(pending) {
+                reply = None;
+                assert_eq!(r, Ok(Err(AskError::Timeout(Duration::from_secs(2)))));
+                events.lock().unwrap().push("ask timed out at 2 s");
+            }
+        }
+        let seen = take(&events);
+        assert_eq!(
+            seen,
+            ["tick at 1 s", "ask timed out at 2 s", "tick at 3 s"],
+            "seed {seed}"
+        );
+    }
+}
+
 // ---- virtual timers ------------------------------------------------------------------
 
 #[derive(Clone, Debug, PartialEq)]

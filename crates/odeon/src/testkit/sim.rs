@@ -54,7 +54,11 @@ pub(crate) fn forced_seed() -> Option<u64> {
 /// [`io`](crate::SystemHandle::io) runtime is never driven; a handler that awaits a
 /// tokio sleep under a `Sim` panics, as outside any runtime).
 /// [`SpawnOptions::blocking`](crate::SpawnOptions::blocking) is ignored: every actor
-/// runs on the test thread.
+/// runs on the test thread. A timer's message that finds a bounded mailbox full is
+/// dropped (a threaded system's timer waits for room).
+///
+/// Everything here is deterministic as long as the actors are only driven from the
+/// test thread: a message sent from another thread is scheduled when it arrives.
 ///
 /// ```
 /// use std::time::Duration;
@@ -178,8 +182,11 @@ impl Sim {
         self.handle.supervise(spec, children)
     }
 
-    /// Handles one message (or one resumption of an async handler) of one runnable
-    /// actor, chosen by the seeded RNG. Returns `false` if no actor was runnable.
+    /// Runs one turn of one runnable actor, chosen by the seeded RNG, with a budget of
+    /// one message: it handles one message, or resumes an async handler (and, if that
+    /// completes it, handles at most one more message). An actor's first turn runs its
+    /// `started` hook before its first message. Returns `false` if no actor was
+    /// runnable.
     pub fn step(&self) -> bool {
         self.core.step(&self.shared().sched)
     }
