@@ -377,6 +377,63 @@ fn restart_windows_are_measured_on_the_virtual_clock() {
     }
 }
 
+// ---- links and collection ------------------------------------------------------------
+
+/// Links itself to `peer` when started, and crashes on `Blow`.
+struct Linked {
+    peer: Option<ActorRef<Linked>>,
+}
+impl Actor for Linked {
+    fn started(&mut self, cx: &mut Context<Self>) {
+        if let Some(peer) = self.peer.take() {
+            cx.link(&peer);
+        }
+    }
+}
+impl Handler<Blow> for Linked {
+    fn handle(&mut self, _: Blow, _: &mut Context<Self>) {
+        panic!("linked actor blew");
+    }
+}
+
+#[test]
+fn a_link_stops_the_peer_of_a_failed_actor_and_unreferenced_actors_are_collected() {
+    for seed in seeds(SEEDS) {
+        let sim = Sim::new(seed);
+        let a = sim.spawn(Linked { peer: None });
+        let b = sim.spawn(Linked {
+            peer: Some(a.clone()),
+        });
+        let (on_a, on_b) = (
+            TerminationProbe::new(&sim.handle(), &a),
+            TerminationProbe::new(&sim.handle(), &b),
+        );
+        // Whether the link is in place before the crash depends on the seed: if `a`
+        // has already stopped, linking to it fails `b` at once, which is the same
+        // outcome.
+        a.tell(Blow).unwrap();
+        assert_eq!(
+            on_a.expect_terminated(Duration::ZERO),
+            odeon::StopReason::Panicked("linked actor blew".into()),
+            "seed {seed}"
+        );
+        assert_eq!(
+            on_b.expect_terminated(Duration::ZERO),
+            odeon::StopReason::LinkFailed(a.id()),
+            "seed {seed}"
+        );
+
+        let lonely = sim.spawn(Linked { peer: None });
+        let on_lonely = TerminationProbe::new(&sim.handle(), &lonely);
+        drop(lonely);
+        assert_eq!(
+            on_lonely.expect_terminated(Duration::ZERO),
+            odeon::StopReason::Unreferenced,
+            "seed {seed}"
+        );
+    }
+}
+
 // ---- ask deadlines on the virtual clock --------------------------------------------
 
 /// Never answers `Question`: its handler awaits forever.
