@@ -38,6 +38,7 @@
 //! | restart failing actors | [`Supervisor`], [`SupervisorSpec`], [`Strategy`] |
 //! | bound a mailbox or give an actor its own thread | [`SpawnOptions`] |
 //! | configure workers, budget, monitor | [`SystemBuilder`] |
+//! | test actors: probes, a seeded deterministic scheduler, virtual time | [`testkit`] |
 //!
 //! ## Guarantees
 //! 1. **Macro-step:** one message at a time, with `&mut self`; an async handler keeps
@@ -98,6 +99,7 @@ mod scheduler;
 mod supervision;
 mod sync;
 mod system;
+pub mod testkit;
 mod timer;
 
 pub use actor::context::Context;

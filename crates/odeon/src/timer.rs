@@ -44,23 +44,50 @@ use crate::{Actor, ActorRef, Handles, Message};
 /// ```
 #[derive(Clone, Debug)]
 pub struct TimerHandle {
-    abort: AbortHandle,
+    inner: Inner,
+}
+
+/// A task on the system's tokio timer, or a timer of a simulated system (`testkit/`).
+#[derive(Clone, Debug)]
+enum Inner {
+    Task(AbortHandle),
+    Virtual(Arc<crate::testkit::core::VirtualTimer>),
 }
 
 impl TimerHandle {
     /// Cancels the timer; a message not yet sent will not be.
     pub fn cancel(&self) {
-        self.abort.abort();
+        match &self.inner {
+            Inner::Task(abort) => abort.abort(),
+            Inner::Virtual(timer) => timer.cancel(),
+        }
     }
 
     /// Whether the timer has fired (one-shot) or was cancelled.
     pub fn is_finished(&self) -> bool {
-        self.abort.is_finished()
+        match &self.inner {
+            Inner::Task(abort) => abort.is_finished(),
+            Inner::Virtual(timer) => timer.is_finished(),
+        }
+    }
+
+    fn task(abort: AbortHandle) -> Self {
+        Self {
+            inner: Inner::Task(abort),
+        }
     }
 }
 
 /// Ends the timer's quiescence unit however its task ends (fired, cancelled, shut down).
-struct Unit(Arc<Shared>);
+pub(crate) struct Unit(Arc<Shared>);
+
+impl Unit {
+    /// Begins a timer's unit; dropping the `Unit` ends it.
+    pub(crate) fn begin(shared: &Arc<Shared>) -> Self {
+        shared.sched.begin_unit();
+        Unit(shared.clone())
+    }
+}
 
 impl Drop for Unit {
     fn drop(&mut self) {
@@ -79,6 +106,21 @@ where
     M: Message,
     K: 'static,
 {
+    if let Some(sim) = shared.sched.sim() {
+        // Virtual time: the simulation sends it when its clock passes `delay`.
+        let mut msg = Some(msg);
+        let fire = move || {
+            if let Some(msg) = msg.take() {
+                if target.tell(msg).is_err() {
+                    tracing::debug!("a simulated timer's message was refused");
+                }
+            }
+            false
+        };
+        return TimerHandle {
+            inner: Inner::Virtual(sim.arm(Unit::begin(shared), delay, None, Box::new(fire))),
+        };
+    }
     shared.sched.begin_unit();
     let unit = Unit(shared.clone());
     let task = shared.io.spawn(async move {
@@ -87,9 +129,7 @@ where
         // Waits for room in a bounded mailbox rather than dropping the message.
         let _ = target.send(msg).await;
     });
-    TimerHandle {
-        abort: task.abort_handle(),
-    }
+    TimerHandle::task(task.abort_handle())
 }
 
 pub(crate) fn send_interval<A, M, K>(
@@ -103,9 +143,21 @@ where
     M: Message + Clone,
     K: 'static,
 {
+    let period = period.max(Duration::from_micros(1));
+    if let Some(sim) = shared.sched.sim() {
+        // Only a stopped target ends it, as below; a full mailbox skips that tick.
+        let fire = move || !matches!(target.tell(msg.clone()), Err(crate::TellError::Stopped(_)));
+        return TimerHandle {
+            inner: Inner::Virtual(sim.arm(
+                Unit::begin(shared),
+                period,
+                Some(period),
+                Box::new(fire),
+            )),
+        };
+    }
     shared.sched.begin_unit();
     let unit = Unit(shared.clone());
-    let period = period.max(Duration::from_micros(1));
     let task = shared.io.spawn(async move {
         let _unit = unit;
         let start = tokio::time::Instant::now() + period;
@@ -119,7 +171,5 @@ where
             }
         }
     });
-    TimerHandle {
-        abort: task.abort_handle(),
-    }
+    TimerHandle::task(task.abort_handle())
 }

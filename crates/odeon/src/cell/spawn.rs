@@ -73,8 +73,11 @@ pub(crate) fn spawn<A: Actor>(
     supervision: Option<Box<Supervised<A>>>,
 ) -> Arc<Cell<A>> {
     let mut parker = None;
-    let extras = (opts.bounded.is_some() || opts.blocking).then(|| {
-        let dedicated = opts.blocking.then(|| {
+    // Under the deterministic scheduler (`testkit/`) every actor runs on the test
+    // thread: a thread of its own would make the interleaving depend on the OS.
+    let blocking = opts.blocking && shared.sched.sim().is_none();
+    let extras = (opts.bounded.is_some() || blocking).then(|| {
+        let dedicated = blocking.then(|| {
             let p = crossbeam_utils::sync::Parker::new();
             let unparker = p.unparker().clone();
             parker = Some(p);

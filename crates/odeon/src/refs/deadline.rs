@@ -179,6 +179,9 @@ struct Shard {
 pub(crate) struct DeadlineWatch {
     shards: Box<[crossbeam_utils::CachePadded<Mutex<Shard>>]>,
     pending: Mutex<Pending>,
+    /// Under `odeon::testkit`'s deterministic scheduler: deadlines are dated by the
+    /// virtual clock when registered, of any length, and fired by the simulation.
+    virtual_clock: Option<Arc<crate::testkit::core::VirtualClock>>,
 }
 
 impl DeadlineWatch {
@@ -189,7 +192,59 @@ impl DeadlineWatch {
                 .map(|_| crossbeam_utils::CachePadded::new(Mutex::new(Shard::default())))
                 .collect(),
             pending: Mutex::new(Pending::default()),
+            virtual_clock: None,
         }
+    }
+
+    /// A watch for a simulated system (`testkit/`): every ask is watched, due
+    /// `timeout` after its first poll on `clock`, and fired when the simulation's
+    /// [`DeadlineWatch::tick`] reaches it.
+    pub(crate) fn new_virtual(clock: Arc<crate::testkit::core::VirtualClock>) -> Self {
+        Self {
+            virtual_clock: Some(clock),
+            ..Self::new(0)
+        }
+    }
+
+    /// When the first deadline of a still waiting ask is due (for the simulation,
+    /// whose clock jumps to it; answered asks' entries at the top are dropped).
+    pub(crate) fn next_due(&self) -> Option<Instant> {
+        let mut pending = self.pending.lock();
+        while pending
+            .heap
+            .peek()
+            .is_some_and(|Reverse(d)| d.deadline.state.load(Ordering::Acquire) != WAITING)
+        {
+            pending.heap.pop();
+        }
+        pending.heap.peek().map(|Reverse(d)| d.at)
+    }
+
+    /// Registers a deadline dated by the virtual clock straight into the heap.
+    fn register_virtual(
+        &self,
+        clock: &crate::testkit::core::VirtualClock,
+        timeout: Duration,
+        waker: &Waker,
+    ) -> Arc<Deadline> {
+        // A timeout too far out to represent never fires: it stays out of the heap.
+        let at = clock.now().checked_add(timeout);
+        let deadline = Arc::new(Deadline {
+            timeout,
+            state: AtomicU8::new(WAITING),
+            slot: Mutex::new(Slot {
+                waker: Some(waker.clone()),
+                due: at,
+            }),
+        });
+        if let Some(at) = at {
+            let mut pending = self.pending.lock();
+            pending.seq += 1;
+            let seq = pending.seq;
+            let deadline = deadline.clone();
+            pending.heap.push(Reverse(Due { at, seq, deadline }));
+        }
+        deadline
     }
 
     /// Registers an ask's deadline, `timeout` from now (as the monitor's next tick
@@ -202,6 +257,11 @@ impl DeadlineWatch {
         timeout: Duration,
         waker: &Waker,
     ) -> Option<Arc<Deadline>> {
+        // Once per ask, on its first poll: one well-predicted test of a field that is
+        // `None` outside the simulation, beside the `Arc` and the lock that follow.
+        if let Some(clock) = &self.virtual_clock {
+            return Some(self.register_virtual(clock, timeout, waker));
+        }
         if timeout < WATCHED_MIN {
             return None;
         }

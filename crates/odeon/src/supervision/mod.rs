@@ -174,7 +174,8 @@ impl Supervisor {
             self.early.push((id, reason));
             return;
         };
-        let now = Instant::now();
+        // The system's clock: virtual under `odeon::testkit::Sim`.
+        let now = cx.system().shared.now();
         while self
             .restarts
             .front()

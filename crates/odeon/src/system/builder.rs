@@ -129,6 +129,11 @@ impl SystemBuilder {
         self
     }
 
+    /// The settings, for systems built elsewhere (`odeon::testkit`'s simulation).
+    pub(crate) fn into_config(self) -> Config {
+        self.config
+    }
+
     /// Starts the system.
     ///
     /// # Panics

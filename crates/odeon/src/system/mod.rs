@@ -80,6 +80,15 @@ impl Shared {
         self.shutting_down.load(Ordering::Acquire)
     }
 
+    /// The time as the runtime's restart windows see it: the virtual clock of a
+    /// simulated system (`testkit/`), the real one otherwise.
+    pub(crate) fn now(&self) -> Instant {
+        match self.sched.sim() {
+            Some(sim) => sim.clock().now(),
+            None => Instant::now(),
+        }
+    }
+
     pub(crate) fn actor_spawned(&self) {
         self.sched.bump(Count::Spawned);
     }
@@ -248,6 +257,29 @@ impl System {
             shutting_down: AtomicBool::new(false),
         });
         Scheduler::start(&shared);
+        Self::with_shared(shared, runtime)
+    }
+
+    /// A system run by `odeon::testkit`'s deterministic scheduler: no worker, no
+    /// monitor, no I/O thread (a current-thread runtime nobody drives gives `io()` a
+    /// handle); ask deadlines follow the simulation's virtual clock.
+    pub(crate) fn deterministic(config: Config, sim: Arc<crate::testkit::core::SimCore>) -> Self {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a current-thread runtime starts no thread");
+        let shared = Arc::new(Shared {
+            deadlines: crate::refs::deadline::DeadlineWatch::new_virtual(sim.clock().clone()),
+            sched: Scheduler::deterministic(sim),
+            io: runtime.handle().clone(),
+            config,
+            root: Mutex::new(ChildList::default()),
+            shutting_down: AtomicBool::new(false),
+        });
+        Self::with_shared(shared, runtime)
+    }
+
+    fn with_shared(shared: Arc<Shared>, runtime: tokio::runtime::Runtime) -> Self {
         System {
             handle: SystemHandle { shared },
             runtime: Some(runtime),
@@ -407,9 +439,13 @@ impl System {
         shared.root.lock().stop_all(&StopReason::Shutdown, true);
         let deadline = Instant::now() + shared.config.shutdown_timeout;
         let sched = &shared.sched;
-        let all_stopped = sched.wait_until(Some(deadline), || {
-            sched.totals().is_some_and(|t| t[2] == t[3])
-        });
+        let all_stopped = match sched.sim() {
+            // Nobody else runs a simulated system's turns: this thread does.
+            Some(sim) => sim.shut_down(sched),
+            None => sched.wait_until(Some(deadline), || {
+                sched.totals().is_some_and(|t| t[2] == t[3])
+            }),
+        };
         if !all_stopped {
             tracing::warn!("shutdown timed out: some actors did not stop");
         }
