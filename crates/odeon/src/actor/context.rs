@@ -258,12 +258,17 @@ impl<A: Actor> Context<A> {
         }
     }
 
-    /// Spawns a child: it is stopped when this actor stops.
+    /// Spawns a child: it is stopped when this actor stops. Like a top-level actor it
+    /// is also collected (stopped) once its last strong reference is dropped and its
+    /// mailbox is empty (see [`SystemHandle::spawn`]), unless spawned with
+    /// [`SpawnOptions::keep_alive`].
+    #[must_use = "an actor is stopped (collected) once its last ActorRef is dropped and its mailbox is empty; keep the ref, or spawn it with SpawnOptions::keep_alive()"]
     pub fn spawn<B: Actor>(&mut self, actor: B) -> ActorRef<B> {
         self.spawn_with(actor, SpawnOptions::default())
     }
 
-    /// Spawns a child with options.
+    /// Spawns a child with options (collection: see [`Context::spawn`]).
+    #[must_use = "an actor is stopped (collected) once its last ActorRef is dropped and its mailbox is empty; keep the ref, or spawn it with SpawnOptions::keep_alive()"]
     pub fn spawn_with<B: Actor>(&mut self, actor: B, opts: SpawnOptions) -> ActorRef<B> {
         let cell = spawn(self.cell().shared(), actor, opts, None);
         self.more().children.push(cell.clone());

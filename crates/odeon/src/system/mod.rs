@@ -159,12 +159,26 @@ impl SystemHandle {
     /// [`AskError::Stopped`](crate::AskError::Stopped). The same holds for every way of
     /// spawning (options, supervisors, children spawned from a [`Context`]).
     ///
+    ///
+    /// # Collection
+    /// The actor lives while a strong reference to it exists: the returned
+    /// [`ActorRef`], its clones, a [`Recipient`](crate::Recipient), an armed timer or a
+    /// running stream. Once the last one is dropped and its mailbox is empty, it stops
+    /// with [`StopReason::Unreferenced`] (nothing could ever send it a message again,
+    /// short of a [`WeakActorRef`](crate::WeakActorRef) upgraded in time). Hence
+    /// `#[must_use]`: `let _ = system.spawn(..)` spawns an actor that is collected
+    /// right away. For an actor that should live until stopped, spawn it with
+    /// [`SpawnOptions::keep_alive`].
+    ///
     /// [`Context`]: crate::Context
+    #[must_use = "an actor is stopped (collected) once its last ActorRef is dropped and its mailbox is empty; keep the ref, or spawn it with SpawnOptions::keep_alive()"]
     pub fn spawn<A: Actor>(&self, actor: A) -> ActorRef<A> {
         self.shared.spawn_root(actor, SpawnOptions::default())
     }
 
-    /// Spawns a top-level actor with `opts` (after shutdown: see [`SystemHandle::spawn`]).
+    /// Spawns a top-level actor with `opts` (after shutdown: see [`SystemHandle::spawn`];
+    /// collection: see there too, and [`SpawnOptions::keep_alive`]).
+    #[must_use = "an actor is stopped (collected) once its last ActorRef is dropped and its mailbox is empty; keep the ref, or spawn it with SpawnOptions::keep_alive()"]
     pub fn spawn_with<A: Actor>(&self, actor: A, opts: SpawnOptions) -> ActorRef<A> {
         self.shared.spawn_root(actor, opts)
     }
@@ -271,12 +285,16 @@ impl System {
         self.handle.clone()
     }
 
-    /// Spawns a top-level actor with default options.
+    /// Spawns a top-level actor with default options. It is collected (stopped) once
+    /// its last strong reference is dropped: see [`SystemHandle::spawn`].
+    #[must_use = "an actor is stopped (collected) once its last ActorRef is dropped and its mailbox is empty; keep the ref, or spawn it with SpawnOptions::keep_alive()"]
     pub fn spawn<A: Actor>(&self, actor: A) -> ActorRef<A> {
         self.handle.spawn(actor)
     }
 
-    /// Spawns a top-level actor with `opts` (bounded mailbox, own thread).
+    /// Spawns a top-level actor with `opts` (bounded mailbox, own thread,
+    /// [`keep_alive`](SpawnOptions::keep_alive)).
+    #[must_use = "an actor is stopped (collected) once its last ActorRef is dropped and its mailbox is empty; keep the ref, or spawn it with SpawnOptions::keep_alive()"]
     pub fn spawn_with<A: Actor>(&self, actor: A, opts: SpawnOptions) -> ActorRef<A> {
         self.handle.spawn_with(actor, opts)
     }
