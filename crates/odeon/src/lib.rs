@@ -35,6 +35,7 @@
 //! | hold a ref that does not keep it alive | [`WeakActorRef`] |
 //! | accept any actor that handles `M` | [`Recipient`] |
 //! | spawn children, watch, link, timers, stash | [`Context`] |
+//! | feed an actor from a `Stream` | [`Context::add_stream`] |
 //! | restart failing actors | [`Supervisor`], [`SupervisorSpec`], [`Strategy`] |
 //! | bound a mailbox or give an actor its own thread | [`SpawnOptions`] |
 //! | configure workers, budget, monitor | [`SystemBuilder`] |
@@ -95,6 +96,7 @@ mod loom;
 mod mailbox;
 mod refs;
 mod scheduler;
+mod stream;
 mod supervision;
 mod sync;
 mod system;
@@ -110,6 +112,7 @@ pub use cell::SpawnOptions;
 pub use odeon_macros::Message;
 pub use refs::remote::{MobileActor, RemoteActor};
 pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WeakActorRef, remote};
+pub use stream::StreamHandle;
 pub use supervision::{Children, Strategy, Supervisor, SupervisorSpec};
 pub use system::{System, SystemBuilder, SystemHandle};
 pub use timer::TimerHandle;

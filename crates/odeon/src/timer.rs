@@ -59,8 +59,9 @@ impl TimerHandle {
     }
 }
 
-/// Ends the timer's quiescence unit however its task ends (fired, cancelled, shut down).
-struct Unit(Arc<Shared>);
+/// Ends the quiescence unit of a timer's (or a stream's) task however the task ends
+/// (fired, cancelled, shut down).
+pub(crate) struct Unit(pub(crate) Arc<Shared>);
 
 impl Drop for Unit {
     fn drop(&mut self) {
