@@ -81,7 +81,10 @@ fn a_kept_alive_actor_with_no_strong_ref_still_handles_messages_and_stops_when_a
     service.stop();
     assert_eq!(rx.recv_timeout(GUARD), Ok(StopReason::Normal));
     system.run_until_quiescent();
-    assert!(weak.upgrade().is_none(), "a stopped actor cannot be upgraded");
+    assert!(
+        weak.upgrade().is_none(),
+        "a stopped actor cannot be upgraded"
+    );
 }
 
 #[test]
