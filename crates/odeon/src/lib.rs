@@ -66,6 +66,10 @@
 //! ## Features
 //! - `macros` (default): `#[derive(Message)]`, re-exported beside the trait, so that
 //!   `use odeon::Message;` brings both (as `use serde::Serialize;` does).
+//! - `mimalloc` (default): mailbox nodes come from mimalloc, which handles memory
+//!   allocated on one thread and freed on another (every message between two workers)
+//!   far better than glibc's malloc. Needs a C compiler; without the feature nodes come
+//!   from the global allocator.
 //! - `serde`: `ActorRef<A>: Serialize + Deserialize`, for odeon-remote.
 //!
 //! The derive names the reply type in an attribute; without it, the reply is `()`:
@@ -110,8 +114,11 @@ pub use cell::SpawnOptions;
 /// Derives [`Message`](trait@Message); see the trait for what an impl means.
 #[cfg(feature = "macros")]
 pub use odeon_macros::Message;
+// The seam odeon-remote implements: unstable, not for users (see the module's docs).
+#[doc(hidden)]
+pub use refs::remote;
 pub use refs::remote::{MobileActor, RemoteActor};
-pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WeakActorRef, remote};
+pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WeakActorRef};
 pub use stream::StreamHandle;
 pub use supervision::{Children, Strategy, Supervisor, SupervisorSpec};
 pub use system::{System, SystemBuilder, SystemHandle};
