@@ -61,7 +61,10 @@
 //! ## Inside a tokio application
 //! A [`System`] may be created, used, dropped and shut down inside `#[tokio::main]`
 //! (either flavour) without panicking; asks are awaited directly, and
-//! [`System::shutdown_async`] shuts down without blocking the executor.
+//! [`System::shutdown_async`] shuts down without blocking the executor. By default
+//! odeon runs its timers and I/O on a tokio runtime of its own
+//! ([`SystemBuilder::io_threads`]); [`SystemBuilder::io_handle`] puts them on the
+//! application's runtime instead (and its clock, paused in tests, drives the timers).
 //!
 //! ## Features
 //! - `macros` (default): `#[derive(Message)]`, re-exported beside the trait, so that
