@@ -153,7 +153,8 @@ pub fn prepare(
                 let folder = ws.drivers_dir.join(dir);
                 outcome(
                     build_script(&c.name, &folder, ws, env, build).map(|run_sh| Ready {
-                        env: env.clone(),
+                        // run.sh finds what build.sh built under the same target dir.
+                        env: script_env(ws, env),
                         ..base(PathBuf::from("bash"), vec![run_sh], variant.as_deref())
                     }),
                 )
@@ -217,6 +218,17 @@ fn first_error(stderr: &str) -> String {
 
 fn last_line(text: &str) -> Option<&str> {
     text.lines().rev().map(str::trim).find(|l| !l.is_empty())
+}
+
+/// The environment of a script driver's `run.sh`: its configuration's, plus Cargo's
+/// target directory, where its `build.sh` put the driver.
+fn script_env(ws: &Workspace, env: &[(String, String)]) -> Vec<(String, String)> {
+    let mut all = vec![(
+        "CARGO_TARGET_DIR".to_owned(),
+        ws.target_dir.display().to_string(),
+    )];
+    all.extend(env.iter().cloned());
+    all
 }
 
 /// Runs `<folder>/build.sh` if `build`; returns the path of `run.sh` when ready.
@@ -309,6 +321,14 @@ mod tests {
         assert_eq!((ready[0].name.as_str(), ready[0].warmup), ("a", 3));
         assert_eq!(ready[0].suffix, ["--variant", "v1"]);
         assert!(ready[0].prefix[0].ends_with("ok/run.sh"));
+        let target = dir.path().join("target").display().to_string();
+        assert_eq!(
+            ready[0].env,
+            [
+                ("CARGO_TARGET_DIR".to_owned(), target),
+                ("MARK".to_owned(), "m".to_owned())
+            ]
+        );
         assert_eq!(skipped[0].reason, "erl not found: apt-get install erlang");
         assert!(
             skipped[1].reason.contains("exit 1") && skipped[1].reason.contains("compile error")

@@ -88,7 +88,7 @@
 //! of it when the next link opens and loses the peer too, with the same effects, before
 //! anything else crosses. Refs obtained before the loss stay dead; get new ones (with
 //! [`Node::lookup`], or in a message). A node
-//! restarted under the same name is a new *incarnation* (its [`wire::NodeId`] differs):
+//! restarted under the same name is a new *incarnation* (its [`NodeId`] differs):
 //! refs to the old incarnation never reach the new one.
 //!
 //! ## Backpressure
@@ -113,49 +113,36 @@
 //! - [`interface`]: [`remote_actor!`] declares which messages an actor accepts from
 //!   other nodes, under stable wire names, and checks at compile time that they
 //!   serialize;
-//! - [`wire`]: bounded length-prefixed frames, the postcard codec and the versioned
+//! - `wire`: bounded length-prefixed frames, the postcard codec and the versioned
 //!   schema of what crosses a link;
-//! - [`transport`]: TCP links that open only after both sides proved they know the
+//! - `transport`: TCP links that open only after both sides proved they know the
 //!   cluster secret with a password-authenticated key exchange (SPAKE2 and key
 //!   confirmation: nothing on the wire lets anyone test guesses offline), and a
 //!   listener that refuses bad input (wrong secret, garbage, oversized or truncated
 //!   frames, silence) with a counter and a rate-limited warning while it keeps serving
 //!   everyone else, at most a bounded number of handshakes at a time (its docs have
 //!   the security model: what can be done with and without the secret);
-//! - [`membership`]: who is in the cluster and where their links listen, with
+//! - `membership`: who is in the cluster and where their links listen, with
 //!   failure detection and a small replicated key-value state per node (chitchat's
 //!   gossip, every datagram authenticated with the cluster secret).
 //!
+//! `wire`, `transport` and `membership` are public only for the fuzz targets and the
+//! benchmarks, and hidden from the documentation: they are internals, not a stable
+//! API, and may change in any release. What applications need from them is at the
+//! crate root: [`Secret`], [`TlsConfig`], [`NodeId`].
+//!
 //! ## Mutual TLS (optional)
 //!
-//! [`LinkConfig::with_tls`](transport::LinkConfig::with_tls) puts mutual TLS 1.3
-//! (rustls) between TCP and the SPAKE2 handshake, which then runs inside the TLS stream.
+//! [`NodeBuilder::tls`] puts mutual TLS 1.3 (rustls) between TCP and the SPAKE2
+//! handshake, which then runs inside the TLS stream.
 //! The two do different jobs: TLS gives the link's traffic confidentiality and
 //! integrity (the SPAKE2 handshake alone authenticates the opening but leaves every later
 //! frame readable and alterable on the wire), and it ties both ends to certificates from
 //! the cluster's CA; the SPAKE2 handshake still proves membership of the cluster, so a
 //! node needs both a certificate and the secret. A peer that fails TLS (no certificate,
 //! one from another CA, plaintext, garbage) is refused, logged and counted like any
-//! other. Certificate requirements: [`transport::tls`]. Without TLS, links are plain
+//! other. Certificate requirements: [`TlsConfig`]. Without TLS, links are plain
 //! TCP exactly as before.
-//!
-//! The link layer on its own:
-//!
-//! ```
-//! use odeon_remote::transport::{self, LinkConfig, Listener, Secret};
-//! use odeon_remote::wire::NodeId;
-//!
-//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let config = LinkConfig::new(Secret::new("correct horse battery staple").unwrap());
-//! let a = NodeId { name: "a".into(), incarnation: 1 };
-//! let b = NodeId { name: "b".into(), incarnation: 1 };
-//! let mut listener = Listener::bind("127.0.0.1:0".parse().unwrap(), a.clone(), config.clone()).await.unwrap();
-//! let link = transport::connect(listener.local_addr(), &b, &config).await.unwrap();
-//! assert_eq!(link.peer, a);
-//! let (accepted, _addr) = listener.next().await.unwrap();
-//! assert_eq!(accepted.peer, b);
-//! # });
-//! ```
 
 pub mod defaults;
 #[cfg(feature = "fuzzing")]
@@ -163,13 +150,19 @@ pub mod defaults;
 pub mod fuzzing;
 mod inline;
 pub mod interface;
+// Internal, hidden from the docs: public for fuzz/ and the benchmarks only.
+#[doc(hidden)]
 pub mod membership;
 mod metrics;
 // Not wired to links yet: see its docs.
 mod migration;
 mod node;
 mod throttle;
+// Internal, hidden from the docs: public for fuzz/ and the benchmarks only.
+#[doc(hidden)]
 pub mod transport;
+// Internal, hidden from the docs: public for fuzz/ and the benchmarks only.
+#[doc(hidden)]
 pub mod wire;
 
 pub use metrics::Metrics;
@@ -178,4 +171,5 @@ pub use migration::api::{
     Migration, Moved,
 };
 pub use node::{Node, NodeBuilder, NodeError, RegistryError, SpawnError, Spawnable};
-pub use transport::Secret;
+pub use transport::{Secret, TlsConfig, TlsConfigError};
+pub use wire::NodeId;

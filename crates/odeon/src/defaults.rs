@@ -1,6 +1,8 @@
 //! Every tunable of the runtime, in one place, with its unit.
 //!
-//! [`SystemBuilder`](crate::SystemBuilder) overrides the ones a user may want to change.
+//! [`SystemBuilder`](crate::SystemBuilder) overrides the ones a user may want to change;
+//! those are public, as the documented defaults of its methods. The others are internal
+//! (crate-private) and listed here so that every tunable is in one place.
 
 use std::time::Duration;
 
@@ -11,11 +13,11 @@ pub const BUDGET: usize = 64;
 /// Consecutive activations a worker may take from its "just messaged" slot before it
 /// looks at its run queue first (stops two actors ping-ponging through the slot from
 /// starving the rest). Unit: activations.
-pub const SLOT_STREAK_LIMIT: u32 = 32;
+pub(crate) const SLOT_STREAK_LIMIT: u32 = 32;
 
 /// A worker looks at the shared injector queue first once every this many activations,
 /// so work sent from outside the pool is never starved by local work. Unit: activations.
-pub const INJECTOR_INTERVAL: u32 = 61;
+pub(crate) const INJECTOR_INTERVAL: u32 = 61;
 
 /// A worker that stays in one activation longer than this is considered stuck, and the
 /// fairness monitor brings in a spare worker if other work is waiting. Unit: time.
@@ -37,7 +39,7 @@ pub const MAX_SPARE_WORKERS: usize = 8;
 /// plus a look at the run queues. What a round costs depends on the CPU: a `PAUSE`
 /// takes 26 ns on the project machine (AMD EPYC), so a round is about 420 ns there and
 /// the whole search about 85 µs.
-pub const SPIN_BEFORE_PARK: u32 = 200;
+pub(crate) const SPIN_BEFORE_PARK: u32 = 200;
 
 /// Rounds an actor whose mailbox ran dry spends waiting for its next message before it
 /// gives up its turn, if its thread has nothing else to run. Going idle and being
@@ -53,7 +55,11 @@ pub const SPIN_BEFORE_PARK: u32 = 200;
 pub const LINGER_ROUNDS: u32 = 64;
 
 /// Spin-loop hints per linger round. Unit: `std::hint::spin_loop` calls.
-pub const LINGER_SPINS: u32 = 16;
+pub(crate) const LINGER_SPINS: u32 = 16;
+
+/// Threads of odeon's own tokio runtime (timers, streams, transports). A second thread
+/// measured no gain on remote round trips. Unit: threads.
+pub const IO_THREADS: usize = 1;
 
 /// Default deadline of an `ask` when none is given. Unit: time.
 pub const ASK_TIMEOUT: Duration = Duration::from_secs(5);
@@ -64,11 +70,11 @@ pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long shutdown waits for a pool thread that is still inside a turn before it
 /// detaches it (an actor stuck in an endless handler). Unit: time.
-pub const STUCK_THREAD_GRACE: Duration = Duration::from_secs(1);
+pub(crate) const STUCK_THREAD_GRACE: Duration = Duration::from_secs(1);
 
 /// Times an activation retries a pop that saw a producer half-way through its push
 /// before it requeues itself instead of spinning. Unit: retries.
-pub const PUSH_IN_PROGRESS_RETRIES: u32 = 16;
+pub(crate) const PUSH_IN_PROGRESS_RETRIES: u32 = 16;
 
 /// Quiescence waiters re-check at least this often even without a wake-up. Unit: time.
-pub const QUIESCENCE_POLL: Duration = Duration::from_millis(5);
+pub(crate) const QUIESCENCE_POLL: Duration = Duration::from_millis(5);

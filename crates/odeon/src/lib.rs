@@ -35,6 +35,7 @@
 //! | hold a ref that does not keep it alive | [`WeakActorRef`] |
 //! | accept any actor that handles `M` | [`Recipient`] |
 //! | spawn children, watch, link, timers, stash | [`Context`] |
+//! | feed an actor from a `Stream` | [`Context::add_stream`] |
 //! | restart failing actors | [`Supervisor`], [`SupervisorSpec`], [`Strategy`] |
 //! | bound a mailbox or give an actor its own thread | [`SpawnOptions`] |
 //! | configure workers, budget, monitor | [`SystemBuilder`] |
@@ -61,11 +62,18 @@
 //! ## Inside a tokio application
 //! A [`System`] may be created, used, dropped and shut down inside `#[tokio::main]`
 //! (either flavour) without panicking; asks are awaited directly, and
-//! [`System::shutdown_async`] shuts down without blocking the executor.
+//! [`System::shutdown_async`] shuts down without blocking the executor. By default
+//! odeon runs its timers and I/O on a tokio runtime of its own
+//! ([`SystemBuilder::io_threads`]); [`SystemBuilder::io_handle`] puts them on the
+//! application's runtime instead (and its clock, paused in tests, drives the timers).
 //!
 //! ## Features
 //! - `macros` (default): `#[derive(Message)]`, re-exported beside the trait, so that
 //!   `use odeon::Message;` brings both (as `use serde::Serialize;` does).
+//! - `mimalloc` (default): mailbox nodes come from mimalloc, which handles memory
+//!   allocated on one thread and freed on another (every message between two workers)
+//!   far better than glibc's malloc. Needs a C compiler; without the feature nodes come
+//!   from the global allocator.
 //! - `serde`: `ActorRef<A>: Serialize + Deserialize`, for odeon-remote.
 //!
 //! The derive names the reply type in an attribute; without it, the reply is `()`:
@@ -96,6 +104,7 @@ mod loom;
 mod mailbox;
 mod refs;
 mod scheduler;
+mod stream;
 mod supervision;
 mod sync;
 mod system;
@@ -110,8 +119,12 @@ pub use cell::SpawnOptions;
 /// Derives [`Message`](trait@Message); see the trait for what an impl means.
 #[cfg(feature = "macros")]
 pub use odeon_macros::Message;
+// The seam odeon-remote implements: unstable, not for users (see the module's docs).
+#[doc(hidden)]
+pub use refs::remote;
 pub use refs::remote::{MobileActor, RemoteActor};
-pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WeakActorRef, remote};
+pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WeakActorRef};
+pub use stream::StreamHandle;
 pub use supervision::{Children, Strategy, Supervisor, SupervisorSpec};
 pub use system::{System, SystemBuilder, SystemHandle};
 pub use timer::TimerHandle;

@@ -78,8 +78,9 @@ impl TimerHandle {
     }
 }
 
-/// Ends the timer's quiescence unit however its task ends (fired, cancelled, shut down).
-pub(crate) struct Unit(Arc<Shared>);
+/// Ends the quiescence unit of a timer's (or a stream's) task however the task ends
+/// (fired, cancelled, shut down).
+pub(crate) struct Unit(pub(crate) Arc<Shared>);
 
 impl Unit {
     /// Begins a timer's unit; dropping the `Unit` ends it.
@@ -123,9 +124,13 @@ where
     }
     shared.sched.begin_unit();
     let unit = Unit(shared.clone());
+    // The delay counts from this call, not from whenever the I/O runtime first polls
+    // the task, on the runtime's clock (turns run inside its context, so a paused test
+    // clock is the one read here).
+    let deadline = tokio::time::Instant::now() + delay;
     let task = shared.io.spawn(async move {
         let _unit = unit;
-        tokio::time::sleep(delay).await;
+        tokio::time::sleep_until(deadline).await;
         // Waits for room in a bounded mailbox rather than dropping the message.
         let _ = target.send(msg).await;
     });

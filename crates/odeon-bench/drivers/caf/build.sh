@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Builds the CAF Savina driver into <repo>/target/odeon-bench/build/caf/.
+# Builds the CAF Savina driver into <target>/odeon-bench/build/caf/.
 # Exit 0 when built, 10 when the toolchain (g++, CAF 0.17 headers/libs) is missing,
 # else the compiler's status with its output.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../../.." && pwd)"
-out="$repo/target/odeon-bench/build/caf"
+# Cargo's target directory: the one the runner passes (CARGO_TARGET_DIR), else <repo>/target.
+target="${CARGO_TARGET_DIR:-$repo/target}"
+case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
+out="$target/odeon-bench/build/caf"
 cxx="${CXX:-g++}"
 if ! command -v "$cxx" >/dev/null 2>&1; then
     echo "caf: $cxx not found (install g++)" >&2

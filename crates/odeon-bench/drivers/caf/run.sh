@@ -4,7 +4,10 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../../.." && pwd)"
-bin="$repo/target/odeon-bench/build/caf/savina-caf"
+# Cargo's target directory: the one the runner passes (CARGO_TARGET_DIR), else <repo>/target.
+target="${CARGO_TARGET_DIR:-$repo/target}"
+case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
+bin="$target/odeon-bench/build/caf/savina-caf"
 if [ ! -x "$bin" ]; then
     echo "caf: driver not built: run $here/build.sh first" >&2
     exit 1

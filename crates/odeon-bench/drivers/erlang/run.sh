@@ -6,7 +6,10 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../../.." && pwd)"
-out="$repo/target/odeon-bench/build/erlang"
+# Cargo's target directory: the one the runner passes (CARGO_TARGET_DIR), else <repo>/target.
+target="${CARGO_TARGET_DIR:-$repo/target}"
+case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
+out="$target/odeon-bench/build/erlang"
 if [ ! -f "$out/savina_driver.beam" ]; then
     echo "erlang: driver not built: run $here/build.sh first" >&2
     exit 1

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the Pekko Savina driver: one shaded jar at <repo>/target/odeon-bench/build/pekko/savina-pekko.jar.
+# Builds the Pekko Savina driver: one shaded jar at <target>/odeon-bench/build/pekko/savina-pekko.jar.
 # Idempotent (Maven rebuilds only what changed) and works from any directory.
 # Exit 10 when mvn or java is missing; any other failure exits non-zero with Maven's output.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../../.." && pwd)"
-out="$repo/target/odeon-bench/build/pekko"
+# Cargo's target directory: the one the runner passes (CARGO_TARGET_DIR), else <repo>/target.
+target="${CARGO_TARGET_DIR:-$repo/target}"
+case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
+out="$target/odeon-bench/build/pekko"
 
 if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then
     :

@@ -8,7 +8,10 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../../.." && pwd)"
-jar="$repo/target/odeon-bench/build/pekko/savina-pekko.jar"
+# Cargo's target directory: the one the runner passes (CARGO_TARGET_DIR), else <repo>/target.
+target="${CARGO_TARGET_DIR:-$repo/target}"
+case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
+jar="$target/odeon-bench/build/pekko/savina-pekko.jar"
 
 if [[ -n "${JAVA_HOME:-}" ]]; then
     java="$JAVA_HOME/bin/java"

@@ -31,8 +31,17 @@ pub fn render(report: &Report) -> Result<String, String> {
         .map(|c| c.vs_best.filter(|r| r.is_finite() && *r > 0.0))
         .collect();
     let mut svg = String::new();
-    draw(&mut svg, &ids, &ratios, &report.meta.date).map_err(|e| format!("chart: {e}"))?;
+    draw(&mut svg, &ids, &ratios, &caption(report)).map_err(|e| format!("chart: {e}"))?;
     Ok(svg)
+}
+
+/// The chart's caption, opening with the quick label in a `--quick` session.
+pub fn caption(report: &Report) -> String {
+    let text = format!("odeon median / best peer median ({})", report.meta.date);
+    match report.quick_label() {
+        "" => text,
+        label => format!("{label}: {text}"),
+    }
 }
 
 /// The y range: every ratio, 1.0 and the target, with a margin, widened to at least
@@ -62,7 +71,7 @@ fn draw(
     svg: &mut String,
     ids: &[&str],
     ratios: &[Option<f64>],
-    date: &str,
+    caption: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let n = ids.len().max(1);
     let width = 160 + WIDTH_PER_BENCH * n as u32;
@@ -70,10 +79,7 @@ fn draw(
     root.fill(&WHITE)?;
     let (lo, hi) = y_range(ratios);
     let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("odeon median / best peer median ({date})"),
-            (FONT, 18),
-        )
+        .caption(caption, (FONT, 18))
         .margin(12)
         .x_label_area_size(110)
         .y_label_area_size(70)

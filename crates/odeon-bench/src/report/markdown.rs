@@ -4,6 +4,14 @@ use std::fmt::Write;
 
 use super::Report;
 
+/// `QUICK SIZES, NOT A COMPARISON: ` before the title of a `--quick` session.
+fn quick_title(report: &Report) -> String {
+    match report.quick_label() {
+        "" => String::new(),
+        label => format!("{label}: "),
+    }
+}
+
 /// A header line (date, machine, command), the table, a legend, then skipped
 /// runtimes and failures as lists.
 pub fn render(report: &Report) -> String {
@@ -12,7 +20,8 @@ pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Savina, odeon and its peers: {} · {} · `{}`\n",
+        "{}Savina, odeon and its peers: {} · {} · `{}`\n",
+        quick_title(report),
         meta.date,
         meta.machine.describe(),
         meta.command()
@@ -80,7 +89,7 @@ mod tests {
         let lines: Vec<&str> = md.lines().collect();
         assert_eq!(
             lines[0],
-            "Savina, odeon and its peers: 2026-11-23 17:40 UTC · Test CPU, 2 cores, 24 GiB · `odeon-bench --quick`"
+            "QUICK SIZES, NOT A COMPARISON: Savina, odeon and its peers: 2026-11-23 17:40 UTC · Test CPU, 2 cores, 24 GiB · `odeon-bench --quick`"
         );
         assert_eq!(
             lines[2],

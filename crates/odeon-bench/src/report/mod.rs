@@ -88,6 +88,13 @@ impl Report {
             .collect()
     }
 
+    /// What every output of a `--quick` session starts with (the table, the markdown
+    /// title, the chart's caption): its sizes are too small for the numbers to compare
+    /// runtimes, and a pasted table must say so. Empty otherwise.
+    pub fn quick_label(&self) -> &'static str {
+        if self.meta.quick { QUICK_LABEL } else { "" }
+    }
+
     /// One line on what the numbers are.
     pub fn legend(&self) -> String {
         format!(
@@ -98,6 +105,9 @@ impl Report {
         )
     }
 }
+
+/// The label that opens every output of a `--quick` session ([`Report::quick_label`]).
+pub const QUICK_LABEL: &str = "QUICK SIZES, NOT A COMPARISON";
 
 /// `median [min–max]` in ms, `n/a`, `FAILED`, or `–` when nothing ran.
 pub fn cell_text(cell: &Cell) -> String {
@@ -243,5 +253,36 @@ mod tests {
         assert_eq!(rows[0][4..], ["0.50×", "kameo"]);
         assert_eq!(rows[1][4..], ["–", "–"]);
         assert_eq!(fixture::report().failures().len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod quick_label_tests {
+    use super::*;
+
+    #[test]
+    fn every_output_of_a_quick_session_starts_with_the_label() {
+        let report = fixture::report();
+        assert!(report.meta.quick);
+        assert_eq!(report.quick_label(), "QUICK SIZES, NOT A COMPARISON");
+        assert!(table::render(&report).starts_with("QUICK SIZES, NOT A COMPARISON\n"));
+        assert!(markdown::render(&report).starts_with("QUICK SIZES, NOT A COMPARISON: Savina"));
+        assert!(chart::caption(&report).starts_with("QUICK SIZES, NOT A COMPARISON: odeon"));
+        let svg = chart::render(&report).unwrap();
+        assert!(
+            svg.contains("QUICK SIZES, NOT A COMPARISON"),
+            "not in the chart"
+        );
+    }
+
+    #[test]
+    fn a_default_session_has_no_label() {
+        let mut report = fixture::report();
+        report.meta.quick = false;
+        assert_eq!(report.quick_label(), "");
+        assert!(table::render(&report).starts_with("benchmark"));
+        assert!(markdown::render(&report).starts_with("Savina"));
+        assert!(chart::caption(&report).starts_with("odeon median"));
+        assert!(!chart::render(&report).unwrap().contains("QUICK"));
     }
 }

@@ -4,7 +4,8 @@ use std::fmt::Write;
 
 use super::Report;
 
-/// The table, then the skipped runtimes and the failures with their reasons.
+/// The quick label (`--quick` only), the table, then the skipped runtimes and the
+/// failures with their reasons.
 pub fn render(report: &Report) -> String {
     let (header, rows) = report.grid();
     let widths: Vec<usize> = (0..header.len())
@@ -34,6 +35,9 @@ pub fn render(report: &Report) -> String {
         padded.join("  ").trim_end().to_owned()
     };
     let mut out = String::new();
+    if !report.quick_label().is_empty() {
+        let _ = writeln!(out, "{}", report.quick_label());
+    }
     let _ = writeln!(out, "{}", line(&header));
     let _ = writeln!(
         out,
@@ -61,7 +65,8 @@ mod tests {
     #[test]
     fn columns_line_up_and_reasons_follow() {
         let text = render(&fixture::report());
-        let lines: Vec<&str> = text.lines().collect();
+        // Line 0 is the quick label (the fixture is a quick session).
+        let lines: Vec<&str> = text.lines().skip(1).collect();
         assert!(lines[0].starts_with("benchmark"));
         assert!(
             lines[2].starts_with("pingpong   11.0 [10.0–12.0]"),

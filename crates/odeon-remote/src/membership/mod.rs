@@ -1,6 +1,9 @@
 //! Cluster membership and failure detection: who is in the cluster, where to reach
 //! them, and a small replicated key-value state per node.
 //!
+//! **Internal, not a stable API.** Public only for the fuzz targets and the benchmarks,
+//! and hidden from the documentation; it may change in any release.
+//!
 //! Built on [chitchat](https://docs.rs/chitchat) (Scuttlebutt gossip with a
 //! phi-accrual failure detector), as DESIGN.md §3 asks, with its UDP transport
 //! replaced by an authenticated one (`auth.rs`, `socket.rs`): every datagram carries an

@@ -1,6 +1,10 @@
 //! Links between nodes over TCP: listening, dialing, and the authentication that
 //! guards both (see [`handshake`], and [`tls`] when mutual TLS is on).
 //!
+//! **Internal, not a stable API.** Public only for the fuzz targets and the benchmarks,
+//! and hidden from the documentation; it may change in any release. Applications use
+//! `Secret` and `TlsConfig` from the crate root.
+//!
 //! # Layers (each only talks to the one below)
 //! 1. `wire::frame`: length-prefixed, bounded frames.
 //! 2. [`tls`] (optional, [`LinkConfig::with_tls`]): mutual TLS over the TCP connection;

@@ -7,23 +7,8 @@
 //! cluster secret, so a stolen certificate alone does not let anyone join (nor does the
 //! secret alone).
 //!
-//! # Certificate requirements
-//! - Every node has **one** certificate (with its chain and private key) that it uses
-//!   both ways: as a server when it accepts a link and as a client when it dials. If the
-//!   certificate has an extended key usage extension it must list both `serverAuth`
-//!   and `clientAuth`; without the extension both uses are allowed.
-//! - It must chain to one of the CA certificates given as `ca_pem` (the same bundle on
-//!   every node). Both sides verify: a listener refuses a dialer without a certificate
-//!   or with one from another CA, and a dialer refuses such a listener.
-//! - A dialer checks the listener's certificate against one cluster-wide **server
-//!   name**, [`TlsConfig::DEFAULT_SERVER_NAME`] (`"odeon"`) unless changed with
-//!   [`TlsConfig::with_server_name`]: every node's certificate must carry that name as a
-//!   subject alternative name (`DNS:odeon`). Links are opened by address, not by node
-//!   name, so a per-node name could not be checked here; *which* node is at the other
-//!   end is what the SPAKE2 handshake then establishes.
-//! - The listener checks the dialer's chain, validity dates and key usage; it does not
-//!   look at the dialer's names.
-//! - Keys may be PKCS#8, PKCS#1 (RSA) or SEC1 (EC) PEM; certificates are X.509 PEM.
+//! The certificate requirements are in [`TlsConfig`]'s docs (this module is hidden
+//! from the documentation; `TlsConfig` is re-exported at the crate root).
 //!
 //! ```
 //! use odeon_remote::transport::{LinkConfig, Secret, TlsConfig};
@@ -114,8 +99,25 @@ pub enum TlsConfigError {
 /// A node's mutual-TLS identity and trust: its certificate chain and key, the CAs its
 /// peers must chain to, and the server name every node's certificate carries.
 ///
-/// Cheap to clone (the rustls configurations are shared). See the
-/// [module docs](self) for the certificate requirements.
+/// Cheap to clone (the rustls configurations are shared).
+///
+/// # Certificate requirements
+/// - Every node has **one** certificate (with its chain and private key) that it uses
+///   both ways: as a server when it accepts a link and as a client when it dials. If the
+///   certificate has an extended key usage extension it must list both `serverAuth`
+///   and `clientAuth`; without the extension both uses are allowed.
+/// - It must chain to one of the CA certificates given as `ca_pem` (the same bundle on
+///   every node). Both sides verify: a listener refuses a dialer without a certificate
+///   or with one from another CA, and a dialer refuses such a listener.
+/// - A dialer checks the listener's certificate against one cluster-wide **server
+///   name**, [`TlsConfig::DEFAULT_SERVER_NAME`] (`"odeon"`) unless changed with
+///   [`TlsConfig::with_server_name`]: every node's certificate must carry that name as a
+///   subject alternative name (`DNS:odeon`). Links are opened by address, not by node
+///   name, so a per-node name could not be checked here; *which* node is at the other
+///   end is what the SPAKE2 handshake then establishes.
+/// - The listener checks the dialer's chain, validity dates and key usage; it does not
+///   look at the dialer's names.
+/// - Keys may be PKCS#8, PKCS#1 (RSA) or SEC1 (EC) PEM; certificates are X.509 PEM.
 #[derive(Clone)]
 pub struct TlsConfig {
     server: Arc<ServerConfig>,

@@ -1,5 +1,9 @@
 //! The wire: frames, the codec, and the versioned schema of what crosses a link.
 //!
+//! **Internal, not a stable API.** Public only for the fuzz targets and the benchmarks,
+//! and hidden from the documentation; it may change in any release. Applications use
+//! `NodeId` from the crate root.
+//!
 //! # Layers
 //! 1. [`frame`]: 4-byte big-endian length + payload, bounded ([`FrameReader`],
 //!    [`FrameWriter`]).

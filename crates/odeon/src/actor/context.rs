@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::cell::{AnyCell, Cell, SpawnOptions, spawn};
 use crate::mailbox::node::Header;
+use crate::stream::{self, StreamHandle};
 use crate::supervision::{Children, Supervisor, SupervisorSpec};
 use crate::system::{ChildList, SystemHandle};
 use crate::timer::{self, TimerHandle};
@@ -107,6 +108,7 @@ pub(crate) struct Between {
 pub(crate) struct More<A: Actor> {
     children: ChildList,
     timers: Vec<TimerHandle>,
+    streams: Vec<StreamHandle>,
     stash: Vec<NonNull<Header<A>>>,
     /// Links to actors on other nodes, and the key of the watcher on this actor that
     /// reports its failure to them.
@@ -164,6 +166,7 @@ impl<A: Actor> Context<A> {
             Box::new(More {
                 children: ChildList::default(),
                 timers: Vec::new(),
+                streams: Vec::new(),
                 stash: Vec::new(),
                 remote_links: Vec::new(),
                 move_error: None,
@@ -258,12 +261,17 @@ impl<A: Actor> Context<A> {
         }
     }
 
-    /// Spawns a child: it is stopped when this actor stops.
+    /// Spawns a child: it is stopped when this actor stops. Like a top-level actor it
+    /// is also collected (stopped) once its last strong reference is dropped and its
+    /// mailbox is empty (see [`SystemHandle::spawn`]), unless spawned with
+    /// [`SpawnOptions::keep_alive`].
+    #[must_use = "an actor is stopped (collected) once its last ActorRef is dropped and its mailbox is empty; keep the ref, or spawn it with SpawnOptions::keep_alive()"]
     pub fn spawn<B: Actor>(&mut self, actor: B) -> ActorRef<B> {
         self.spawn_with(actor, SpawnOptions::default())
     }
 
-    /// Spawns a child with options.
+    /// Spawns a child with options (collection: see [`Context::spawn`]).
+    #[must_use = "an actor is stopped (collected) once its last ActorRef is dropped and its mailbox is empty; keep the ref, or spawn it with SpawnOptions::keep_alive()"]
     pub fn spawn_with<B: Actor>(&mut self, actor: B, opts: SpawnOptions) -> ActorRef<B> {
         let cell = spawn(self.cell().shared(), actor, opts, None);
         self.more().children.push(cell.clone());
@@ -440,12 +448,82 @@ impl<A: Actor> Context<A> {
         timers.push(h);
     }
 
+    /// Cancels the timers and streams (the actor stops or moves: neither follows it).
     pub(crate) fn cancel_timers(&mut self) {
         if let Some(m) = self.more.as_mut() {
             for t in m.timers.drain(..) {
                 t.cancel();
             }
+            for s in m.streams.drain(..) {
+                s.cancel();
+            }
         }
+    }
+
+    /// Feeds this actor from `stream`: each item is sent to it as a message, in the
+    /// stream's order, until the stream ends, [`StreamHandle::cancel`] is called, or the
+    /// actor stops (the stream is then dropped). Items go through
+    /// [`ActorRef::send`]: a full bounded mailbox makes the stream wait for room
+    /// (backpressure), and no item is dropped. The stream is polled on the system's
+    /// tokio runtime ([`SystemBuilder::io_handle`](crate::SystemBuilder::io_handle)),
+    /// so it may use tokio timers and I/O.
+    ///
+    /// Like a timer, a running stream holds a strong reference (the actor is not
+    /// collected while it runs) and counts as work in flight for
+    /// [`System::run_until_quiescent`](crate::System::run_until_quiescent): a stream
+    /// that never ends keeps the system from quiescence until it is cancelled. Streams
+    /// do not follow an actor that moves to another node.
+    ///
+    /// To learn that the stream ended (actix's `StreamHandler::finished`), map its
+    /// items into a message type that also has an end marker, and chain the marker:
+    ///
+    /// ```
+    /// use futures_util::stream::{self, StreamExt};
+    /// use odeon::{Actor, Context, Handler, Message, System};
+    ///
+    /// enum Line { Text(String), End }
+    /// impl Message for Line { type Reply = (); }
+    ///
+    /// struct Reader { lines: Vec<String>, done: std::sync::mpsc::Sender<Vec<String>> }
+    /// impl Actor for Reader {
+    ///     fn started(&mut self, cx: &mut Context<Self>) {
+    ///         let lines = stream::iter(["a", "b", "c"]).map(|s| Line::Text(s.into()));
+    ///         cx.add_stream(lines.chain(stream::once(async { Line::End })));
+    ///     }
+    /// }
+    /// impl Handler<Line> for Reader {
+    ///     fn handle(&mut self, line: Line, cx: &mut Context<Self>) {
+    ///         match line {
+    ///             Line::Text(t) => self.lines.push(t),
+    ///             Line::End => {
+    ///                 let _ = self.done.send(std::mem::take(&mut self.lines));
+    ///                 cx.stop();
+    ///             }
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let system = System::new();
+    /// let (done, lines) = std::sync::mpsc::channel();
+    /// let _reader = system.spawn(Reader { lines: Vec::new(), done });
+    /// assert_eq!(lines.recv().unwrap(), ["a", "b", "c"]);
+    /// ```
+    pub fn add_stream<M, K>(
+        &mut self,
+        stream: impl futures_core::Stream<Item = M> + Send + 'static,
+    ) -> StreamHandle
+    where
+        M: Message,
+        A: Handles<M, K>,
+        K: 'static,
+    {
+        let h = stream::add_stream(self.cell().shared(), self.myself(), stream);
+        let streams = &mut self.more().streams;
+        if streams.len() >= 16 {
+            streams.retain(|s| !s.is_finished());
+        }
+        streams.push(h.clone());
+        h
     }
 
     /// Puts `msg` aside; [`Context::unstash_all`] puts stashed messages back in front of

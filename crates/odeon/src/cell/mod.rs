@@ -105,6 +105,9 @@ pub(crate) struct Life<A: Actor> {
     pub(crate) phase: Phase,
     /// A strong reference was dropped to zero; check for GC when the mailbox drains.
     pub(crate) gc_check: bool,
+    /// Exempt from collection (`SpawnOptions::keep_alive`): read only when `gc_check`
+    /// is set, so other actors pay nothing for it.
+    pub(crate) keep_alive: bool,
     /// User messages held back while `Failed`, or unstashed; delivered before the mailbox.
     pub(crate) held: VecDeque<NonNull<Header<A>>>,
     pub(crate) supervision: Option<Box<Supervised<A>>>,

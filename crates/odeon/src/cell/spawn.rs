@@ -15,8 +15,8 @@ use crate::supervision::Supervised;
 use crate::system::Shared;
 use crate::{Actor, ActorId, Context, StopReason};
 
-/// How to spawn an actor: mailbox bound and threading. The default is an unbounded
-/// mailbox on the shared worker pool.
+/// How to spawn an actor: mailbox bound, threading and collection. The default is an
+/// unbounded mailbox on the shared worker pool, collected once unreferenced.
 ///
 /// ```
 /// use odeon::{Actor, SpawnOptions, System};
@@ -31,6 +31,7 @@ use crate::{Actor, ActorId, Context, StopReason};
 pub struct SpawnOptions {
     bounded: Option<usize>,
     blocking: bool,
+    keep_alive: bool,
 }
 
 impl SpawnOptions {
@@ -51,6 +52,31 @@ impl SpawnOptions {
     /// FFI calls, long computations) and must not hold a worker of the pool.
     pub fn blocking(mut self) -> Self {
         self.blocking = true;
+        self
+    }
+
+    /// Exempts the actor from collection: by default an actor whose last strong
+    /// reference ([`ActorRef`](crate::ActorRef), [`Recipient`](crate::Recipient), an
+    /// armed timer) is dropped stops with
+    /// [`StopReason::Unreferenced`](crate::StopReason::Unreferenced) once its mailbox is
+    /// empty. A kept-alive actor instead lives until it is stopped (by itself, a
+    /// [`WeakActorRef`](crate::WeakActorRef) upgraded later, its parent or the system's
+    /// shutdown). Use it for actors that work on their own: a service that a
+    /// [`Context::add_stream`](crate::Context::add_stream) or a transport feeds.
+    ///
+    /// ```
+    /// use odeon::{Actor, SpawnOptions, System};
+    /// struct Service;
+    /// impl Actor for Service {}
+    ///
+    /// let system = System::new();
+    /// let weak = system.spawn_with(Service, SpawnOptions::new().keep_alive()).downgrade();
+    /// system.run_until_quiescent();          // no strong ref left, but not collected
+    /// let service = weak.upgrade().expect("kept alive");
+    /// service.stop();
+    /// ```
+    pub fn keep_alive(mut self) -> Self {
+        self.keep_alive = true;
         self
     }
 }
@@ -93,6 +119,11 @@ pub(crate) fn spawn<A: Actor>(
         })
     });
     let cell = new_cell(shared, actor, extras, supervision, Phase::New);
+    if opts.keep_alive {
+        // SAFETY: nothing has scheduled the cell yet, so no turn can run meanwhile:
+        // this thread owns `life` until the `schedule` below.
+        unsafe { cell.life() }.keep_alive = true;
+    }
     // The runtime's own count, given back by the turn that stops the actor.
     let _ = Arc::into_raw(cell.clone());
     shared.actor_spawned();
@@ -131,6 +162,7 @@ pub(super) fn new_cell<A: Actor>(
         life: UnsafeCell::new(Life {
             phase,
             gc_check: false,
+            keep_alive: false,
             held: VecDeque::new(),
             supervision,
         }),

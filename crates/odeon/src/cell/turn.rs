@@ -215,8 +215,9 @@ impl<A: Actor> Cell<A> {
         // SAFETY: turn-owned (see `turn_inner`).
         let life = unsafe { self.life() };
         if life.gc_check {
-            // Acquire pairs with the Release decrement in `ActorRef::drop`.
-            if self.refs.load(Ordering::Acquire) == 0 {
+            // Acquire pairs with the Release decrement in `ActorRef::drop`. A kept-alive
+            // actor is never collected (`SpawnOptions::keep_alive`).
+            if !life.keep_alive && self.refs.load(Ordering::Acquire) == 0 {
                 // The pop that found the mailbox empty ran *before* this load. A sender
                 // may have pushed and then dropped the last reference in between: its
                 // push happens-before its decrement, which this load synchronized

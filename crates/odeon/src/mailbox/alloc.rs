@@ -1,4 +1,6 @@
-//! Where mailbox nodes are allocated: mimalloc, whatever the process's global allocator.
+//! Where mailbox nodes are allocated: mimalloc (feature `mimalloc`, on by default),
+//! whatever the process's global allocator. Without the feature (no C compiler
+//! needed), and under Miri, nodes come from the global allocator.
 //!
 //! # Why not `Box`
 //! A message node is allocated on the sender's thread and freed on the receiver's, so
@@ -12,7 +14,9 @@
 //!
 //! Only nodes go through here; the messages' own heap buffers still use the global
 //! allocator. Nodes of up to 64 bytes are first looked for among the ones this thread
-//! freed (`recycle.rs`), and freed nodes go back there while there is room. Under Miri (which cannot run mimalloc's C code) nodes are plain boxes.
+//! freed (`recycle.rs`), and freed nodes go back there while there is room. Without
+//! the `mimalloc` feature, and under Miri (which cannot run mimalloc's C code), the
+//! blocks behind them are plain boxes and `std::alloc` allocations.
 //!
 //! Measured side by side with the Savina drivers (`odeon-bench --driver` with the
 //! previous build, 5 interleaved runs): Counting 110 → 39.6 ms, ForkJoin throughput
@@ -24,14 +28,14 @@ use std::alloc::Layout;
 
 use super::recycle;
 
-#[cfg(not(miri))]
+#[cfg(all(feature = "mimalloc", not(miri)))]
 use libmimalloc_sys::{mi_free, mi_malloc, mi_malloc_aligned};
 
 /// mimalloc aligns every block to at least a pointer's size, so nodes that need no
 /// more (nearly all) take `mi_malloc`, whose fast path is a thread-local free-list
 /// pop; `mi_malloc_aligned` went through a slower generic path in `perf` (5% of
 /// PingPong).
-#[cfg(not(miri))]
+#[cfg(all(feature = "mimalloc", not(miri)))]
 const PLAIN_ALIGN: usize = std::mem::align_of::<usize>();
 
 /// Moves `value` into a fresh node allocation.
@@ -61,7 +65,7 @@ pub(crate) fn alloc_uninit<T>() -> NonNull<T> {
 
 /// A node too large or too aligned for the recycled classes.
 fn alloc_large<T>() -> NonNull<T> {
-    #[cfg(not(miri))]
+    #[cfg(all(feature = "mimalloc", not(miri)))]
     {
         let layout = Layout::new::<T>();
         // Nodes always hold at least their queue link, so the layout is never empty.
@@ -81,7 +85,7 @@ fn alloc_large<T>() -> NonNull<T> {
             None => std::alloc::handle_alloc_error(layout),
         }
     }
-    #[cfg(miri)]
+    #[cfg(any(not(feature = "mimalloc"), miri))]
     {
         NonNull::from(Box::leak(Box::<T>::new_uninit())).cast()
     }
@@ -126,14 +130,14 @@ pub(crate) unsafe fn free<T>(ptr: NonNull<T>) {
 /// # Safety
 /// As for [`free`], for a `T` that [`alloc_large`] allocated.
 unsafe fn free_large<T>(ptr: NonNull<T>) {
-    #[cfg(not(miri))]
+    #[cfg(all(feature = "mimalloc", not(miri)))]
     {
         // SAFETY: allocated by mimalloc (caller contract); nothing is dropped.
         unsafe { mi_free(ptr.as_ptr().cast()) };
     }
-    #[cfg(miri)]
+    #[cfg(any(not(feature = "mimalloc"), miri))]
     {
-        // SAFETY: under Miri `alloc_large` made a `Box<MaybeUninit<T>>`, whose drop
+        // SAFETY: without mimalloc `alloc_large` made a `Box<MaybeUninit<T>>`, whose drop
         // frees the memory without dropping any contents.
         drop(unsafe { Box::from_raw(ptr.as_ptr().cast::<std::mem::MaybeUninit<T>>()) });
     }
@@ -142,7 +146,7 @@ unsafe fn free_large<T>(ptr: NonNull<T>) {
 /// A block of `size` bytes (a recycled class's size), pointer-aligned.
 #[inline]
 pub(crate) fn backing_alloc(size: usize) -> NonNull<u8> {
-    #[cfg(not(miri))]
+    #[cfg(all(feature = "mimalloc", not(miri)))]
     {
         // SAFETY: a plain C allocation call; a null return is handled below.
         // mimalloc aligns every block to at least a pointer's size.
@@ -152,7 +156,7 @@ pub(crate) fn backing_alloc(size: usize) -> NonNull<u8> {
             None => std::alloc::handle_alloc_error(class_layout(size)),
         }
     }
-    #[cfg(miri)]
+    #[cfg(any(not(feature = "mimalloc"), miri))]
     {
         // SAFETY: class sizes are never zero.
         let raw = unsafe { std::alloc::alloc(class_layout(size)) };
@@ -172,13 +176,13 @@ pub(crate) fn backing_alloc(size: usize) -> NonNull<u8> {
 pub(crate) unsafe fn backing_free(ptr: NonNull<u8>, size: usize) {
     #[cfg(test)]
     tests::note_backing_free(ptr);
-    #[cfg(not(miri))]
+    #[cfg(all(feature = "mimalloc", not(miri)))]
     {
         let _ = size;
         // SAFETY: allocated by mimalloc (caller contract).
         unsafe { mi_free(ptr.as_ptr().cast()) };
     }
-    #[cfg(miri)]
+    #[cfg(any(not(feature = "mimalloc"), miri))]
     {
         // SAFETY: caller contract: allocated with this very layout.
         unsafe { std::alloc::dealloc(ptr.as_ptr(), class_layout(size)) };

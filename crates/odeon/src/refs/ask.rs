@@ -116,7 +116,8 @@ impl<R> Drop for ReplyTo<R> {
 /// The deadline counts from the first poll, and the ask never times out before it. One
 /// of a second or more is kept by the system's monitor thread, with no timer per ask,
 /// and fires up to one monitor tick late (2 ms while the pool works, up to 50 ms while
-/// it idles); a shorter one gets a timer of its own.
+/// it idles); a shorter one gets a timer of its own. Both run on the wall clock, not on
+/// tokio's: a paused test clock (`tokio::time::pause`) neither delays nor advances them.
 ///
 /// An ask can be awaited on any executor (the system's, a tokio runtime of the
 /// application's, `futures::executor::block_on`), and also after the system has shut

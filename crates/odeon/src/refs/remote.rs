@@ -1,6 +1,11 @@
 //! The seam between the core and a transport (`odeon-remote`): what an [`ActorRef`] to
 //! an actor on another node calls.
 //!
+//! **Unstable, not for users.** This module is public only because odeon-remote, a
+//! separate crate, implements it; it is hidden from the documentation and may change
+//! in any release. Applications use odeon-remote, and name [`RemoteActor`] and
+//! [`MobileActor`] from the crate root.
+//!
 //! # Why a seam and not a dependency
 //! The core knows nothing of sockets or serde. A ref to a remote actor holds an
 //! [`Endpoint`], a trait object the transport implements. A local send never looks at
@@ -356,7 +361,9 @@ fn ask_error(why: &Refusal) -> AskError {
 
 impl<A: Actor> ActorRef<A> {
     /// A ref to an actor on another node. For transports: the endpoint must belong to
-    /// an actor of type `A` (the transport checks the type's wire name).
+    /// an actor of type `A` (the transport checks the type's wire name). Part of the
+    /// unstable transport seam (`odeon::remote`).
+    #[doc(hidden)]
     pub fn from_endpoint(endpoint: Arc<dyn Endpoint>) -> Self {
         Self::remote(RemoteTarget::new(endpoint))
     }
@@ -366,7 +373,9 @@ impl<A: Actor> ActorRef<A> {
         self.local().is_some()
     }
 
-    /// The endpoint of a remote ref, for transports.
+    /// The endpoint of a remote ref, for transports. Part of the unstable transport
+    /// seam (`odeon::remote`).
+    #[doc(hidden)]
     pub fn endpoint(&self) -> Option<&Arc<dyn Endpoint>> {
         self.remote_target().map(|r| &r.endpoint)
     }

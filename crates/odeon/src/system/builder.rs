@@ -17,6 +17,10 @@ pub(crate) struct Config {
     pub(crate) ask_timeout: Duration,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) adaptive_workers: bool,
+    /// Threads of odeon's own tokio runtime (unused with `io_handle`).
+    pub(crate) io_threads: usize,
+    /// The application's runtime, if odeon runs on it instead of its own.
+    pub(crate) io_handle: Option<tokio::runtime::Handle>,
 }
 
 /// Builds a [`System`].
@@ -58,6 +62,8 @@ impl SystemBuilder {
                 ask_timeout: defaults::ASK_TIMEOUT,
                 shutdown_timeout: defaults::SHUTDOWN_TIMEOUT,
                 adaptive_workers: defaults::ADAPTIVE_WORKERS,
+                io_threads: defaults::IO_THREADS,
+                io_handle: None,
             },
         }
     }
@@ -134,10 +140,64 @@ impl SystemBuilder {
         self.config
     }
 
+    /// Threads of odeon's own tokio runtime, which runs its timers
+    /// ([`Context::send_after`](crate::Context::send_after)), streams
+    /// ([`Context::add_stream`](crate::Context::add_stream)), the transports of
+    /// odeon-remote and the tasks that async handlers spawn (at least 1; default
+    /// [`defaults::IO_THREADS`]).
+    ///
+    /// Why one by default: actors run on odeon's own workers, not on this runtime, which
+    /// only waits for sockets and timers. A second I/O thread measured no gain on remote
+    /// round trips (the previous measurement of the project), and costs a thread.
+    /// Raise it when tasks spawned from handlers do real work on the runtime.
+    ///
+    /// Ignored if [`SystemBuilder::io_handle`] is set.
+    ///
+    /// ```
+    /// let system = odeon::System::builder().io_threads(2).build();
+    /// assert_eq!(system.handle().io().metrics().num_workers(), 2);
+    /// # drop(system);
+    /// ```
+    pub fn io_threads(mut self, n: usize) -> Self {
+        self.config.io_threads = n.max(1);
+        self
+    }
+
+    /// Runs odeon's timers, streams, transports and spawned tasks on the application's
+    /// tokio runtime instead of a runtime of its own. odeon does not own that runtime:
+    /// shutting the system down (or dropping it) stops the actors and their timers and
+    /// streams, but never the runtime, which the application keeps running and stops.
+    ///
+    /// The handle's clock then drives [`Context::send_after`](crate::Context::send_after)
+    /// and [`Context::send_interval`](crate::Context::send_interval), so a test runtime
+    /// with paused time (`tokio::time::pause`) controls them. Ask deadlines do not run
+    /// on tokio time: they are kept by the system's monitor thread on the wall clock
+    /// (see [`Ask`](crate::Ask)).
+    ///
+    /// On a current-thread runtime, timers and I/O make progress only while that
+    /// runtime's thread is free to run them: await asks there, rather than
+    /// [`System::block_on`] them.
+    ///
+    /// ```
+    /// # let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    /// # rt.block_on(async {
+    /// // Inside `#[tokio::main]`:
+    /// let system = odeon::System::builder()
+    ///     .io_handle(tokio::runtime::Handle::current())
+    ///     .build();
+    /// // ... spawn actors, await asks ...
+    /// assert!(system.shutdown_async().await); // the application's runtime keeps running
+    /// # });
+    /// ```
+    pub fn io_handle(mut self, handle: tokio::runtime::Handle) -> Self {
+        self.config.io_handle = Some(handle);
+        self
+    }
+
     /// Starts the system.
     ///
     /// # Panics
-    /// If the OS refuses the runtime's threads.
+    /// If the OS refuses the runtime's threads (the I/O runtime's or the workers').
     pub fn build(self) -> System {
         System::from_parts(self.config)
     }

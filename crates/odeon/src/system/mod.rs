@@ -9,9 +9,11 @@
 //!    wait on I/O that may never complete.
 //! 3. Wait until every spawned actor has stopped, up to `shutdown_timeout` (an actor
 //!    stuck in an endless loop cannot be stopped; it is reported and abandoned).
-//! 4. Stop the workers and the monitor, then the tokio runtime. Inside an async
-//!    context tokio forbids waiting for a runtime to stop (it panics), so there it is
-//!    left to stop in the background.
+//! 4. Stop the workers and the monitor, then the tokio runtime if the system owns it.
+//!    Inside an async context tokio forbids waiting for a runtime to stop (it panics),
+//!    so there it is left to stop in the background. A runtime lent by the application
+//!    (`SystemBuilder::io_handle`) is left running: the timers and streams of the
+//!    stopped actors were cancelled with them.
 
 mod builder;
 
@@ -137,7 +139,9 @@ impl std::fmt::Debug for SystemHandle {
 
 impl SystemHandle {
     /// The system's tokio runtime (its I/O and timer driver), for transports and for
-    /// I/O done on behalf of actors.
+    /// I/O done on behalf of actors: odeon's own runtime
+    /// ([`SystemBuilder::io_threads`]), or the application's
+    /// ([`SystemBuilder::io_handle`]).
     pub fn io(&self) -> tokio::runtime::Handle {
         self.shared.io.clone()
     }
@@ -164,12 +168,26 @@ impl SystemHandle {
     /// [`AskError::Stopped`](crate::AskError::Stopped). The same holds for every way of
     /// spawning (options, supervisors, children spawned from a [`Context`]).
     ///
+    ///
+    /// # Collection
+    /// The actor lives while a strong reference to it exists: the returned
+    /// [`ActorRef`], its clones, a [`Recipient`](crate::Recipient), an armed timer or a
+    /// running stream. Once the last one is dropped and its mailbox is empty, it stops
+    /// with [`StopReason::Unreferenced`] (nothing could ever send it a message again,
+    /// short of a [`WeakActorRef`](crate::WeakActorRef) upgraded in time). Hence
+    /// `#[must_use]`: `let _ = system.spawn(..)` spawns an actor that is collected
+    /// right away. For an actor that should live until stopped, spawn it with
+    /// [`SpawnOptions::keep_alive`].
+    ///
     /// [`Context`]: crate::Context
+    #[must_use = "an actor is stopped (collected) once its last ActorRef is dropped and its mailbox is empty; keep the ref, or spawn it with SpawnOptions::keep_alive()"]
     pub fn spawn<A: Actor>(&self, actor: A) -> ActorRef<A> {
         self.shared.spawn_root(actor, SpawnOptions::default())
     }
 
-    /// Spawns a top-level actor with `opts` (after shutdown: see [`SystemHandle::spawn`]).
+    /// Spawns a top-level actor with `opts` (after shutdown: see [`SystemHandle::spawn`];
+    /// collection: see there too, and [`SpawnOptions::keep_alive`]).
+    #[must_use = "an actor is stopped (collected) once its last ActorRef is dropped and its mailbox is empty; keep the ref, or spawn it with SpawnOptions::keep_alive()"]
     pub fn spawn_with<A: Actor>(&self, actor: A, opts: SpawnOptions) -> ActorRef<A> {
         self.shared.spawn_root(actor, opts)
     }
@@ -240,15 +258,22 @@ impl System {
     }
 
     pub(crate) fn from_parts(config: Config) -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("odeon-io")
-            .enable_all()
-            .build()
-            .expect("the OS refused the I/O driver's thread");
+        let (runtime, io) = match &config.io_handle {
+            Some(handle) => (None, handle.clone()),
+            None => {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(config.io_threads)
+                    .thread_name("odeon-io")
+                    .enable_all()
+                    .build()
+                    .expect("the OS refused the I/O driver's thread");
+                let io = runtime.handle().clone();
+                (Some(runtime), io)
+            }
+        };
         let shared = Arc::new(Shared {
             sched: Scheduler::new(config.workers, config.max_spare_workers),
-            io: runtime.handle().clone(),
+            io,
             deadlines: crate::refs::deadline::DeadlineWatch::new(
                 config.workers + config.max_spare_workers,
             ),
@@ -276,13 +301,13 @@ impl System {
             root: Mutex::new(ChildList::default()),
             shutting_down: AtomicBool::new(false),
         });
-        Self::with_shared(shared, runtime)
+        Self::with_shared(shared, Some(runtime))
     }
 
-    fn with_shared(shared: Arc<Shared>, runtime: tokio::runtime::Runtime) -> Self {
+    fn with_shared(shared: Arc<Shared>, runtime: Option<tokio::runtime::Runtime>) -> Self {
         System {
             handle: SystemHandle { shared },
-            runtime: Some(runtime),
+            runtime,
             done: false,
         }
     }
@@ -292,12 +317,16 @@ impl System {
         self.handle.clone()
     }
 
-    /// Spawns a top-level actor with default options.
+    /// Spawns a top-level actor with default options. It is collected (stopped) once
+    /// its last strong reference is dropped: see [`SystemHandle::spawn`].
+    #[must_use = "an actor is stopped (collected) once its last ActorRef is dropped and its mailbox is empty; keep the ref, or spawn it with SpawnOptions::keep_alive()"]
     pub fn spawn<A: Actor>(&self, actor: A) -> ActorRef<A> {
         self.handle.spawn(actor)
     }
 
-    /// Spawns a top-level actor with `opts` (bounded mailbox, own thread).
+    /// Spawns a top-level actor with `opts` (bounded mailbox, own thread,
+    /// [`keep_alive`](SpawnOptions::keep_alive)).
+    #[must_use = "an actor is stopped (collected) once its last ActorRef is dropped and its mailbox is empty; keep the ref, or spawn it with SpawnOptions::keep_alive()"]
     pub fn spawn_with<A: Actor>(&self, actor: A, opts: SpawnOptions) -> ActorRef<A> {
         self.handle.spawn_with(actor, opts)
     }
@@ -320,18 +349,23 @@ impl System {
     /// task of a current-thread runtime: there, `.await` the future instead. (A tokio
     /// timer or socket created before the call belongs to the application's runtime;
     /// on a current-thread one it cannot make progress while this blocks.)
+    ///
+    /// With a runtime lent by [`SystemBuilder::io_handle`], outside an async context
+    /// this is that handle's `block_on`: on a current-thread runtime, tokio timers and
+    /// I/O then progress only while another thread drives that runtime.
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        let Some(rt) = self.runtime.as_ref() else {
-            unreachable!("the runtime lives until the system is dropped")
-        };
+        let io = &self.handle.shared.io;
         if tokio::runtime::Handle::try_current().is_err() {
-            return rt.block_on(future);
+            return match self.runtime.as_ref() {
+                Some(rt) => rt.block_on(future),
+                None => io.block_on(future),
+            };
         }
         // tokio refuses to start a runtime inside another one; poll on this thread.
         // Unconstrained: the enclosing tokio task's cooperative budget is never renewed
         // while this blocks it, and once spent every tokio resource would answer
         // "pending, try again" forever.
-        let _io = rt.enter();
+        let _io = io.enter();
         futures_executor::block_on(tokio::task::unconstrained(future))
     }
 

@@ -248,7 +248,8 @@ pub(crate) fn run(params: &Params) -> Outcome {
         (0..config.per_producer).fold(0.0, |item, _| process_item(item, config.prod_cost));
     let (tx, rx) = mpsc::channel();
     let elapsed = timed(params, |system, latch: &Latch| {
-        system.spawn(Manager {
+        // Kept alive by the refs its workers hold while the run lasts (as before).
+        drop(system.spawn(Manager {
             config,
             capacity: config.buffer - i64::from(config.producers),
             pending: VecDeque::new(),
@@ -259,7 +260,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
             consumers: Vec::new(),
             tally: tx,
             exit: latch.enter(),
-        });
+        }));
     });
     outcome(elapsed, || {
         let (mut produced, mut consumed, mut producers, mut consumers) = (0u64, 0u64, 0, 0);

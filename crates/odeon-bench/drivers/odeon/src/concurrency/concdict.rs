@@ -247,7 +247,8 @@ pub(crate) fn run(params: &Params) -> Outcome {
     data_map();
     let (tx, rx) = mpsc::channel();
     let elapsed = timed(params, |system, latch: &Latch| {
-        system.spawn(Master {
+        // Kept alive by the refs its workers hold while the run lasts (as before).
+        drop(system.spawn(Master {
             workers,
             per_worker,
             write_percent,
@@ -256,7 +257,7 @@ pub(crate) fn run(params: &Params) -> Outcome {
             dictionary: None,
             report: tx,
             exit: latch.enter(),
-        });
+        }));
     });
     outcome(elapsed, || {
         let got = rx.try_recv().map_err(|_| "the dictionary sent no report")?;

@@ -302,14 +302,15 @@ pub(crate) fn run(params: &Params) -> Outcome {
     let expected = reference(&config);
     let (tx, rx) = mpsc::channel();
     let elapsed = timed(params, |system, latch: &Latch| {
-        system.spawn(Master {
+        // Kept alive by the refs its workers hold while the run lasts (as before).
+        drop(system.spawn(Master {
             config,
             ended: 0,
             worker_refs: Vec::new(),
             list: None,
             report: tx,
             exit: latch.enter(),
-        });
+        }));
     });
     outcome(elapsed, || {
         let (writes, sizes, contains, size, sorted) =
