@@ -35,7 +35,7 @@
 //! | hold a ref that does not keep it alive | [`WeakActorRef`] |
 //! | accept any actor that handles `M` | [`Recipient`] |
 //! | spawn children, watch, link, timers, stash | [`Context`] |
-//! | restart failing actors | [`Supervisor`], [`SupervisorSpec`], [`Strategy`] |
+//! | restart failing actors, build supervision trees | [`Supervisor`], [`SupervisorSpec`], [`Strategy`], [`Restart`], [`Children`] |
 //! | bound a mailbox or give an actor its own thread | [`SpawnOptions`] |
 //! | configure workers, budget, monitor | [`SystemBuilder`] |
 //!
@@ -110,7 +110,7 @@ pub use cell::SpawnOptions;
 pub use odeon_macros::Message;
 pub use refs::remote::{MobileActor, RemoteActor};
 pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WeakActorRef, remote};
-pub use supervision::{Children, Strategy, Supervisor, SupervisorSpec};
+pub use supervision::{Children, Restart, Strategy, Supervisor, SupervisorSpec};
 pub use system::{System, SystemBuilder, SystemHandle};
 pub use timer::TimerHandle;
 

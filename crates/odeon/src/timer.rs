@@ -92,6 +92,25 @@ where
     }
 }
 
+/// Runs `f` on the system's timer after `delay`, unless cancelled first (supervisors'
+/// restart backoff). Counts as work in flight for quiescence, like any timer.
+pub(crate) fn run_after(
+    shared: &Arc<Shared>,
+    delay: Duration,
+    f: impl FnOnce() + Send + 'static,
+) -> TimerHandle {
+    shared.sched.begin_unit();
+    let unit = Unit(shared.clone());
+    let task = shared.io.spawn(async move {
+        let _unit = unit;
+        tokio::time::sleep(delay).await;
+        f();
+    });
+    TimerHandle {
+        abort: task.abort_handle(),
+    }
+}
+
 pub(crate) fn send_interval<A, M, K>(
     shared: &Arc<Shared>,
     target: ActorRef<A>,
