@@ -322,7 +322,9 @@ impl<A: Actor> Context<A> {
         ActorRef::from_cell(cell)
     }
 
-    /// Starts a supervisor as a child of this actor.
+    /// Starts a supervisor as a child of this actor (stopped when this actor stops);
+    /// `children` spawns its children and may add sub-supervisors with
+    /// [`Children::supervise`] to build a tree.
     pub fn supervise<T>(
         &mut self,
         spec: SupervisorSpec,
