@@ -243,6 +243,12 @@ impl<A: Actor> Cell<A> {
         if self.ctl.lock().as_ref().is_some_and(|c| c.no_restart) {
             return;
         }
+        // SAFETY: on the actor's turn; no other borrow of `life` is live.
+        let supervision = unsafe { self.life() }.supervision.as_ref();
+        if supervision.is_some_and(|s| s.supervisor_stopping()) {
+            // Its `stopping` hook stops this actor next.
+            return;
+        }
         // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
         if unsafe { self.life() }.phase != Phase::Failed {
             self.retire_state(&StopReason::Restarting);

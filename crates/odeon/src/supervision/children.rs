@@ -31,9 +31,14 @@ pub(crate) struct Supervised<A: Actor> {
 impl<A: Actor> Supervised<A> {
     /// Whether stopping for `reason` should become a restart.
     pub(crate) fn restarts_after(&self, reason: &StopReason) -> bool {
-        // A supervisor that has stopped restarts nothing (its stop reached, or is
-        // about to reach, this child).
-        self.restart.restarts_after(reason) && !self.supervisor.cell().is_stopped()
+        self.restart.restarts_after(reason) && !self.supervisor_stopping()
+    }
+
+    /// Whether the supervisor was told to stop (or has stopped). Its `stopping` hook
+    /// stops this child then, so a restart now would be one after the stop.
+    pub(crate) fn supervisor_stopping(&self) -> bool {
+        let sup = self.supervisor.cell();
+        sup.stop_requested() || sup.is_stopped()
     }
 
     /// Tells the supervisor that `child` failed and waits for its directive.
