@@ -4,218 +4,21 @@
 //! supervised children collected as unreferenced).
 //!
 //! Every supervised child is a `Worker` built by a factory that numbers its instances
-//! (generation 1, 2, ...) and records its lifecycle into a shared `Probe`.
+//! (generation 1, 2, ...) and records its lifecycle into a shared `Probe`
+//! (`supervision_tree/fixture.rs`).
+
+#[path = "supervision_tree/fixture.rs"]
+mod fixture;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use fixture::*;
 use odeon::{
     Actor, ActorRef, AskError, Context, Handler, Message, Restart, StopReason, Strategy,
-    Supervisor, SupervisorSpec, System, Terminated, WeakActorRef,
+    Supervisor, SupervisorSpec, System, WeakActorRef,
 };
-
-const HANG_GUARD: Duration = Duration::from_secs(10);
-
-/// What one supervised child recorded across its restarts.
-#[derive(Clone, Default)]
-struct Probe {
-    built: Arc<AtomicUsize>,
-    started: Arc<AtomicUsize>,
-    stopped: Arc<Mutex<Vec<StopReason>>>,
-    records: Arc<Mutex<Vec<(usize, u32)>>>,
-    /// Every instance panics in `started`.
-    panics_in_started: bool,
-}
-
-impl Probe {
-    fn factory(&self) -> impl FnMut() -> Worker + Send + 'static {
-        let probe = self.clone();
-        move || Worker {
-            generation: probe.built.fetch_add(1, Ordering::SeqCst) + 1,
-            count: 0,
-            probe: probe.clone(),
-        }
-    }
-
-    fn started(&self) -> usize {
-        self.started.load(Ordering::SeqCst)
-    }
-
-    fn stopped(&self) -> Vec<StopReason> {
-        self.stopped.lock().unwrap().clone()
-    }
-
-    fn records(&self) -> Vec<(usize, u32)> {
-        self.records.lock().unwrap().clone()
-    }
-}
-
-struct Worker {
-    generation: usize,
-    count: u32,
-    probe: Probe,
-}
-
-impl Actor for Worker {
-    fn started(&mut self, _: &mut Context<Self>) {
-        self.probe.started.fetch_add(1, Ordering::SeqCst);
-        if self.probe.panics_in_started {
-            panic!("bad start");
-        }
-    }
-
-    fn stopped(&mut self, reason: &StopReason) {
-        self.probe.stopped.lock().unwrap().push(reason.clone());
-    }
-}
-
-/// Adds one to the counter and returns it.
-struct Inc;
-impl Message for Inc {
-    type Reply = u32;
-}
-impl Handler<Inc> for Worker {
-    fn handle(&mut self, _: Inc, _: &mut Context<Self>) -> u32 {
-        self.count += 1;
-        self.count
-    }
-}
-
-/// Which instance is answering.
-struct Generation;
-impl Message for Generation {
-    type Reply = usize;
-}
-impl Handler<Generation> for Worker {
-    fn handle(&mut self, _: Generation, _: &mut Context<Self>) -> usize {
-        self.generation
-    }
-}
-
-/// Records `(generation, value)` into the probe.
-struct Record(u32);
-impl Message for Record {
-    type Reply = ();
-}
-impl Handler<Record> for Worker {
-    fn handle(&mut self, msg: Record, _: &mut Context<Self>) {
-        let entry = (self.generation, msg.0);
-        self.probe.records.lock().unwrap().push(entry);
-    }
-}
-
-/// Panics.
-struct Crash;
-impl Message for Crash {
-    type Reply = ();
-}
-impl Handler<Crash> for Worker {
-    fn handle(&mut self, _: Crash, _: &mut Context<Self>) {
-        panic!("crash");
-    }
-}
-
-/// Fails with `cx.fail`, and still replies.
-struct Fail(&'static str);
-impl Message for Fail {
-    type Reply = &'static str;
-}
-impl Handler<Fail> for Worker {
-    fn handle(&mut self, msg: Fail, cx: &mut Context<Self>) -> &'static str {
-        cx.fail(msg.0);
-        "replied"
-    }
-}
-
-/// Stops normally.
-struct Quit;
-impl Message for Quit {
-    type Reply = ();
-}
-impl Handler<Quit> for Worker {
-    fn handle(&mut self, _: Quit, cx: &mut Context<Self>) {
-        cx.stop();
-    }
-}
-
-/// Blocks the handler until released (to hold a restart signal in the mailbox).
-struct Gate {
-    entered: mpsc::Sender<()>,
-    release: mpsc::Receiver<()>,
-}
-impl Message for Gate {
-    type Reply = ();
-}
-impl Handler<Gate> for Worker {
-    fn handle(&mut self, msg: Gate, _: &mut Context<Self>) {
-        msg.entered.send(()).unwrap();
-        let _ = msg.release.recv_timeout(HANG_GUARD);
-    }
-}
-
-/// Holds `child` inside a `Gate` handler and returns the release.
-fn hold(child: &ActorRef<Worker>) -> mpsc::Sender<()> {
-    let (entered_tx, entered) = mpsc::channel();
-    let (release, release_rx) = mpsc::channel();
-    let gate = Gate {
-        entered: entered_tx,
-        release: release_rx,
-    };
-    child.tell(gate).unwrap();
-    entered.recv_timeout(HANG_GUARD).expect("handler entered");
-    release
-}
-
-/// Forwards every `Terminated` it receives to a channel.
-struct Watcher {
-    tx: mpsc::Sender<Terminated>,
-}
-impl Actor for Watcher {}
-struct Watch<B: Actor>(ActorRef<B>);
-impl<B: Actor> Message for Watch<B> {
-    type Reply = ();
-}
-impl<B: Actor> Handler<Watch<B>> for Watcher {
-    fn handle(&mut self, msg: Watch<B>, cx: &mut Context<Self>) {
-        cx.watch(&msg.0);
-    }
-}
-impl Handler<Terminated> for Watcher {
-    fn handle(&mut self, msg: Terminated, _: &mut Context<Self>) {
-        let _ = self.tx.send(msg);
-    }
-}
-
-fn watch<B: Actor>(
-    system: &System,
-    target: &ActorRef<B>,
-) -> (ActorRef<Watcher>, mpsc::Receiver<Terminated>) {
-    let (tx, rx) = mpsc::channel();
-    let watcher = system.spawn(Watcher { tx });
-    system.block_on(watcher.ask(Watch(target.clone()))).unwrap();
-    (watcher, rx)
-}
-
-fn small_system() -> System {
-    System::builder().workers(2).build()
-}
-
-fn spec(strategy: Strategy) -> SupervisorSpec {
-    SupervisorSpec::new(strategy).max_restarts(10, Duration::from_secs(60))
-}
-
-/// Waits until `cond` holds; fails the test after `HANG_GUARD`.
-fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(
-            start.elapsed() < HANG_GUARD,
-            "timed out waiting for: {what}"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
 
 // ---- Supervisors supervising supervisors ----
 
@@ -306,6 +109,38 @@ fn a_failing_subtree_exhausts_the_parent_limit_too_and_the_root_reports_restart_
     system.run_until_quiescent();
     assert!(!sub.is_alive() && !worker().is_alive());
     assert_eq!(probe.started(), 2, "no restart after the root gave up");
+}
+
+#[test]
+fn a_sub_supervisor_restarted_by_a_siblings_failure_under_one_for_all_spawns_fresh_children() {
+    let system = small_system();
+    let (ps, pw) = (Probe::default(), Probe::default());
+    let current: Arc<Mutex<Option<ActorRef<Worker>>>> = Arc::default();
+    let (_root, (sibling, (sub, first))) = system.supervise(spec(Strategy::OneForAll), |c| {
+        let sibling = c.spawn(ps.factory());
+        let (pw, current) = (pw.clone(), current.clone());
+        let sub = c.supervise(spec(Strategy::OneForOne), move |c| {
+            let w = c.spawn(pw.factory());
+            *current.lock().unwrap() = Some(w.clone());
+            w
+        });
+        (sibling, sub)
+    });
+    system.block_on(first.ask(Inc)).unwrap();
+
+    sibling.tell(Crash).unwrap();
+    assert_eq!(system.block_on(sibling.ask(Generation)).unwrap(), 2);
+    eventually("the sub-supervisor respawned its child", || {
+        pw.started() == 2
+    });
+    system.run_until_quiescent();
+
+    assert!(sub.is_alive());
+    assert!(!first.is_alive());
+    assert_eq!(pw.stopped(), vec![StopReason::ParentStopped]);
+    let fresh = current.lock().unwrap().clone().unwrap();
+    assert_ne!(fresh.id(), first.id());
+    assert_eq!(system.block_on(fresh.ask(Inc)).unwrap(), 1);
 }
 
 // ---- Restart types ----
@@ -630,10 +465,7 @@ fn a_child_whose_supervisor_stopped_before_registering_it_is_stopped_not_left_un
 #[test]
 fn a_child_failing_before_a_stopped_supervisor_registered_it_does_not_wait_forever() {
     let system = System::builder().workers(1).build();
-    let probe = Probe {
-        panics_in_started: true,
-        ..Probe::default()
-    };
+    let probe = Probe::panicking_in_started();
     let spawner = system.spawn(Spawner {
         probe: probe.clone(),
     });
