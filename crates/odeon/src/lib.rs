@@ -36,7 +36,7 @@
 //! | accept any actor that handles `M` | [`Recipient`] |
 //! | spawn children, watch, link, timers, stash | [`Context`] |
 //! | feed an actor from a `Stream` | [`Context::add_stream`] |
-//! | restart failing actors | [`Supervisor`], [`SupervisorSpec`], [`Strategy`] |
+//! | restart failing actors, build supervision trees | [`Supervisor`], [`SupervisorSpec`], [`Strategy`], [`Restart`], [`Children`] |
 //! | bound a mailbox or give an actor its own thread | [`SpawnOptions`] |
 //! | configure workers, budget, monitor | [`SystemBuilder`] |
 //! | test actors: probes, a seeded deterministic scheduler, virtual time | [`testkit`] |
@@ -125,7 +125,7 @@ pub use refs::remote;
 pub use refs::remote::{MobileActor, RemoteActor};
 pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WeakActorRef};
 pub use stream::StreamHandle;
-pub use supervision::{Children, Strategy, Supervisor, SupervisorSpec};
+pub use supervision::{Children, Restart, Strategy, Supervisor, SupervisorSpec};
 pub use system::{System, SystemBuilder, SystemHandle};
 pub use timer::TimerHandle;
 

@@ -137,6 +137,36 @@ where
     TimerHandle::task(task.abort_handle())
 }
 
+/// Runs `f` on the system's timer after `delay`, unless cancelled first (supervisors'
+/// restart backoff). Counts as work in flight for quiescence, like any timer.
+pub(crate) fn run_after(
+    shared: &Arc<Shared>,
+    delay: Duration,
+    f: impl FnOnce() + Send + 'static,
+) -> TimerHandle {
+    if let Some(sim) = shared.sched.sim() {
+        // Virtual time, as `send_after`: the simulation runs it when its clock passes.
+        let mut f = Some(f);
+        let fire = move || {
+            if let Some(f) = f.take() {
+                f();
+            }
+            false
+        };
+        return TimerHandle {
+            inner: Inner::Virtual(sim.arm(Unit::begin(shared), delay, None, Box::new(fire))),
+        };
+    }
+    let unit = Unit::begin(shared);
+    let deadline = tokio::time::Instant::now() + delay;
+    let task = shared.io.spawn(async move {
+        let _unit = unit;
+        tokio::time::sleep_until(deadline).await;
+        f();
+    });
+    TimerHandle::task(task.abort_handle())
+}
+
 pub(crate) fn send_interval<A, M, K>(
     shared: &Arc<Shared>,
     target: ActorRef<A>,

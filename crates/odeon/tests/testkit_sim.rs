@@ -377,6 +377,58 @@ fn restart_windows_are_measured_on_the_virtual_clock() {
     }
 }
 
+/// A supervisor's restart backoff waits on the virtual clock: the first restart comes
+/// `first` after the crash, the second `2·first` after the next one, and not a
+/// virtual microsecond earlier, however long the actors run meanwhile.
+#[test]
+fn restart_backoff_waits_on_the_virtual_clock() {
+    for seed in seeds(SEEDS / 4) {
+        let sim = Sim::new(seed);
+        let starts = log();
+        let s1 = starts.clone();
+        let (_sup, fuse) = sim.supervise(
+            SupervisorSpec::new(Strategy::OneForOne)
+                .max_restarts(10, Duration::from_secs(3600))
+                .backoff(Duration::from_secs(1), Duration::from_secs(60)),
+            |c| {
+                c.spawn(move || Fuse {
+                    name: "backoff",
+                    starts: s1.clone(),
+                })
+            },
+        );
+        sim.run_until_idle();
+        let started = || starts.lock().unwrap().len();
+        assert_eq!(started(), 1, "seed {seed}");
+        fuse.tell(Blow).unwrap();
+        sim.run_for(Duration::from_millis(999));
+        assert_eq!(
+            started(),
+            1,
+            "seed {seed}: restarted before the first backoff"
+        );
+        sim.run_for(Duration::from_millis(1));
+        assert_eq!(
+            started(),
+            2,
+            "seed {seed}: not restarted after the first backoff"
+        );
+        fuse.tell(Blow).unwrap();
+        sim.run_for(Duration::from_millis(1999));
+        assert_eq!(
+            started(),
+            2,
+            "seed {seed}: restarted before the second backoff"
+        );
+        sim.run_for(Duration::from_millis(1));
+        assert_eq!(
+            started(),
+            3,
+            "seed {seed}: not restarted after the second backoff"
+        );
+    }
+}
+
 // ---- links and collection ------------------------------------------------------------
 
 /// Links itself to `peer` when started, and crashes on `Blow`.

@@ -151,7 +151,7 @@ impl<A: Actor> Context<A> {
     }
 
     /// A new `Arc` to the cell (memory only: does not count as a strong reference).
-    fn cell_arc(&self) -> Arc<Cell<A>> {
+    pub(crate) fn cell_arc(&self) -> Arc<Cell<A>> {
         let ptr: *const Cell<A> = self.cell().raw().as_ptr();
         // SAFETY: cells are always created inside an `Arc` (`cell::spawn`) and alive
         // while their context is used.
@@ -211,6 +211,58 @@ impl<A: Actor> Context<A> {
 
     pub(crate) fn stop_with(&mut self, reason: StopReason) {
         self.between.get_or_insert_with(Default::default).stop = Some(reason);
+    }
+
+    /// Fails this actor once the current message is handled: it stops with
+    /// [`StopReason::Failed`] carrying `error`'s text, which counts as a failure
+    /// ([`StopReason::is_failure`]). Watchers see that reason, links propagate it, and a
+    /// supervisor restarts the actor exactly as after a panic (see
+    /// [`Restart`](crate::Restart)). The reply to the current message, if any, is sent
+    /// as usual.
+    ///
+    /// This is how a handler fails without panicking, which is the only way under
+    /// `panic = "abort"` (see [`Supervisor`]). A later [`Context::stop`] or `fail` in the
+    /// same handler replaces the request.
+    ///
+    /// ```
+    /// use odeon::{Actor, Context, Handler, Message, Strategy, SupervisorSpec, System};
+    ///
+    /// #[derive(Default)]
+    /// struct Parser { parsed: u32 }
+    /// impl Actor for Parser {}
+    /// struct Parse(&'static str);
+    /// impl Message for Parse { type Reply = Option<u32>; }
+    /// impl Handler<Parse> for Parser {
+    ///     fn handle(&mut self, msg: Parse, cx: &mut Context<Self>) -> Option<u32> {
+    ///         match msg.0.parse::<u32>() {
+    ///             Ok(n) => { self.parsed += 1; Some(n) }
+    ///             Err(e) => { cx.fail(format!("bad input {:?}: {e}", msg.0)); None }
+    ///         }
+    ///     }
+    /// }
+    /// struct Parsed;
+    /// impl Message for Parsed { type Reply = u32; }
+    /// impl Handler<Parsed> for Parser {
+    ///     fn handle(&mut self, _: Parsed, _: &mut Context<Self>) -> u32 { self.parsed }
+    /// }
+    ///
+    /// let system = System::new();
+    /// let (_sup, parser) = system.supervise(SupervisorSpec::new(Strategy::OneForOne), |c| {
+    ///     c.spawn(Parser::default)
+    /// });
+    /// assert_eq!(system.block_on(parser.ask(Parse("7"))).unwrap(), Some(7));
+    /// assert_eq!(system.block_on(parser.ask(Parse("x"))).unwrap(), None); // then fails
+    /// // Restarted with fresh state, through the same ref.
+    /// assert_eq!(system.block_on(parser.ask(Parsed)).unwrap(), 0);
+    /// ```
+    pub fn fail(&mut self, error: impl fmt::Display) {
+        self.stop_with(StopReason::Failed(error.to_string()));
+    }
+
+    /// Whether a stop (or kill) of this actor was requested from outside and not yet
+    /// acted on.
+    pub(crate) fn stop_requested(&self) -> bool {
+        self.cell().stop_requested()
     }
 
     /// Records a move for the turn to take after the current message; a second call
@@ -278,7 +330,9 @@ impl<A: Actor> Context<A> {
         ActorRef::from_cell(cell)
     }
 
-    /// Starts a supervisor as a child of this actor.
+    /// Starts a supervisor as a child of this actor (stopped when this actor stops);
+    /// `children` spawns its children and may add sub-supervisors with
+    /// [`Children::supervise`] to build a tree.
     pub fn supervise<T>(
         &mut self,
         spec: SupervisorSpec,

@@ -15,9 +15,13 @@ pub enum StopReason {
     Unreferenced,
     /// A handler or hook panicked; the panic message.
     Panicked(String),
+    /// A handler failed with [`Context::fail`](crate::Context::fail); the error it gave.
+    /// Supervised like a panic.
+    Failed(String),
     /// A linked actor failed.
     LinkFailed(ActorId),
-    /// Its supervisor exceeded its restart limit and gave up.
+    /// A supervisor exceeded its restart limit and gave up: the supervisor's own
+    /// reason. A failure, so a parent supervisor restarts it (escalation).
     RestartLimit,
     /// The old instance is being replaced by a supervisor restart (only ever seen by
     /// the old instance's hooks).
@@ -39,6 +43,7 @@ impl StopReason {
         matches!(
             self,
             StopReason::Panicked(_)
+                | StopReason::Failed(_)
                 | StopReason::LinkFailed(_)
                 | StopReason::RestartLimit
                 | StopReason::NodeLost
@@ -52,6 +57,7 @@ impl fmt::Display for StopReason {
             StopReason::Normal => f.write_str("stopped normally"),
             StopReason::Unreferenced => f.write_str("no references left"),
             StopReason::Panicked(m) => write!(f, "panicked: {m}"),
+            StopReason::Failed(m) => write!(f, "failed: {m}"),
             StopReason::LinkFailed(id) => write!(f, "linked {id} failed"),
             StopReason::RestartLimit => f.write_str("supervisor restart limit reached"),
             StopReason::Restarting => f.write_str("restarting"),

@@ -22,10 +22,20 @@
 //! 7. The turn returns `Stopped` and gives back the runtime's count on the cell.
 //!
 //! # Failing under a supervisor
-//! A panic in a supervised actor runs the hooks on the broken state, drops it, enters
-//! `Phase::Failed` (user messages are held, signals still run) and tells the supervisor,
-//! which answers with a restart (fresh state from the factory, held messages first) or
-//! a stop.
+//! Every way of stopping goes through `finish`. For a supervised actor it first asks
+//! whether the stop should become a restart (`fail_instead`): the child's
+//! [`Restart`](crate::Restart) type decides from the reason (a panic, `cx.fail`, a
+//! link's failure, a sub-supervisor's `RestartLimit`, or any stop for a permanent
+//! child), except that a stop from the supervisor or from shutdown (`no_restart`)
+//! always wins. If so, the actor runs the hooks on the old state, drops it, clears the
+//! stop request, enters `Phase::Failed` (user messages are held, signals still run) and
+//! tells the supervisor, which answers with a restart (fresh state from the factory,
+//! held messages first, maybe after a backoff) or a stop. A restart directive that
+//! arrives once a stop from the supervisor or shutdown was requested is ignored.
+//!
+//! The supervisor may be gone before it answers: the signal carrying the failure is
+//! then discarded unprocessed, and its `Orphan` guard stops the child
+//! (`supervision/children.rs`), so no child waits in `Failed` forever.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -107,6 +117,9 @@ impl<A: Actor> Cell<A> {
             // A stub retires silently: the actor did not stop (`migrate.rs`).
             return self.retire_stub();
         }
+        if let Some(outcome) = self.fail_instead(&reason) {
+            return outcome;
+        }
         self.retire_state(&reason);
         // SAFETY: on the actor's turn; no other borrow of the context or life is live.
         unsafe { self.context() }.discard_stash();
@@ -169,30 +182,73 @@ impl<A: Actor> Cell<A> {
         }
     }
 
-    /// A handler, hook or async handler panicked on this turn.
+    /// A handler, hook or async handler panicked on this turn. A supervised actor may
+    /// be restarted instead (`fail_instead`); the panic wins over a `cx.stop()` the
+    /// broken instance asked for before it.
     pub(crate) fn on_panic(&self, msg: String) -> RunOutcome {
-        let reason = StopReason::Panicked(msg);
-        // SAFETY: on the actor's turn, after the unwind: no borrow is live.
-        let supervised = unsafe { self.life() }.supervision.is_some();
-        if !supervised {
-            return self.finish(reason);
+        self.finish(StopReason::Panicked(msg))
+    }
+
+    /// A supervised actor about to stop for `reason`: if its restart type wants a
+    /// restart, it fails instead (module docs) and this returns the turn's outcome.
+    /// Runs on the turn.
+    fn fail_instead(&self, reason: &StopReason) -> Option<RunOutcome> {
+        // SAFETY: on the actor's turn; no other borrow of `life` is live.
+        let sup = unsafe { self.life() }.supervision.as_ref()?;
+        if self.shared.is_shutting_down() || !sup.restarts_after(reason) {
+            return None;
         }
-        self.retire_state(&reason);
-        // The panic wins over a `cx.stop()` the broken instance asked for before it: the
-        // supervisor decides what happens next.
+        let mut ctl = self.ctl.lock();
+        if let Some(c) = ctl.as_mut() {
+            if c.no_restart {
+                return None;
+            }
+            // The stop request (if that is what brought us here) belonged to the old
+            // instance. Under the lock: a stop from the supervisor arriving now sets
+            // `no_restart` either before (seen above) or after this.
+            c.stop_reason = None;
+        }
+        self.flags
+            .fetch_and(!(STOP_REQUESTED | KILL_REQUESTED), Ordering::AcqRel);
+        drop(ctl);
+        // SAFETY: on the actor's turn; no other borrow of `life` is live.
+        if unsafe { self.life() }.phase == Phase::Failed {
+            // Already waiting for its supervisor's directive: nothing more to tell it.
+            return Some(RunOutcome::Requeue);
+        }
+        self.retire_state(reason);
         // SAFETY: on the actor's turn; the state and its future are gone.
-        unsafe { self.context() }.clear_between();
+        let cx = unsafe { self.context() };
+        // Whatever the old instance (or its hooks) asked for is void now.
+        cx.clear_between();
+        let me = cx.cell_arc();
         // SAFETY: as above.
         let life = unsafe { self.life() };
         life.phase = Phase::Failed;
         if let Some(sup) = life.supervision.as_ref() {
-            sup.child_failed(self.id, reason);
+            sup.child_failed(me, reason.clone());
         }
-        RunOutcome::Requeue
+        Some(RunOutcome::Requeue)
     }
 
     /// Supervisor directive: replace the state with a fresh one. Runs on the turn.
     pub(crate) fn restart_now(&self) {
+        // A stop from the supervisor or from shutdown wins over a restart that crossed
+        // it. (Shutdown kills this actor through its supervisor anyway; asking here
+        // too covers a supervisor that is already gone.)
+        if self.shared.is_shutting_down() {
+            self.request(StopReason::Shutdown, STOP_REQUESTED | KILL_REQUESTED);
+            return;
+        }
+        if self.ctl.lock().as_ref().is_some_and(|c| c.no_restart) {
+            return;
+        }
+        // SAFETY: on the actor's turn; no other borrow of `life` is live.
+        let supervision = unsafe { self.life() }.supervision.as_ref();
+        if supervision.is_some_and(|s| s.supervisor_stopping()) {
+            // Its `stopping` hook stops this actor next.
+            return;
+        }
         // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
         if unsafe { self.life() }.phase != Phase::Failed {
             self.retire_state(&StopReason::Restarting);
@@ -240,6 +296,9 @@ impl<A: Actor> Cell<A> {
                     }
                 }
                 return;
+            }
+            if matches!(reason, StopReason::ParentStopped | StopReason::Shutdown) {
+                c.no_restart = true;
             }
             if c.stop_reason.is_none() {
                 c.stop_reason = Some(reason);

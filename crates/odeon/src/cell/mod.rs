@@ -138,6 +138,9 @@ pub(crate) struct Control {
     pub(crate) watchers: Vec<(ActorId, Notify)>,
     pub(crate) links: Vec<Arc<dyn AnyCell>>,
     pub(crate) stop_reason: Option<StopReason>,
+    /// A stop from the supervisor or from shutdown was requested: it wins over any
+    /// restart (`lifecycle.rs`), whatever reason was requested first.
+    pub(crate) no_restart: bool,
     pub(crate) final_reason: Option<StopReason>,
     /// A stub's route (set once, at commit, before `MOVED`).
     pub(crate) route: Option<Arc<dyn crate::remote::Forward>>,
@@ -213,6 +216,11 @@ impl<A: Actor> Cell<A> {
 
     pub(crate) fn is_stopped(&self) -> bool {
         self.flags.load(Ordering::Acquire) & STOPPED != 0
+    }
+
+    /// Whether a stop or kill was requested and not acted on yet.
+    pub(crate) fn stop_requested(&self) -> bool {
+        self.flags.load(Ordering::Acquire) & STOP_REQUESTED != 0
     }
 
     pub(crate) fn raw(&self) -> NonNull<Cell<A>> {

@@ -1,4 +1,5 @@
-//! Supervision: supervisors that restart failed children, with restart limits.
+//! Supervision: supervisors that restart failed children, with restart limits, restart
+//! types, backoff, and supervisors supervising supervisors (trees).
 //!
 //! A [`Supervisor`] is an ordinary actor. Its children are spawned through
 //! [`Children`] with a *factory*, not a value, so a restart can build fresh state. A
@@ -6,102 +7,63 @@
 //! [`ActorRef`] to it, so nobody has to look it up again.
 //!
 //! # Protocol
-//! 1. A child's handler panics. The child runs its hooks on the broken state, drops it,
-//!    holds back further user messages, and signals `child_failed` to its supervisor.
+//! 1. A child stops: a handler panicked, called [`Context::fail`], a linked actor
+//!    failed, it stopped normally, or (a sub-supervisor) it gave up. Its [`Restart`]
+//!    type decides whether that is a restart (`cell/lifecycle.rs`); if not, it stops
+//!    for good and the supervisor forgets it. If so, it runs its hooks on the old
+//!    state, drops it, holds back further user messages, and signals `child_failed`
+//!    to its supervisor.
 //! 2. The supervisor drops restart timestamps older than the window. If the window
-//!    already holds `max_restarts`, it gives up: it stops every child and then itself
-//!    with [`StopReason::RestartLimit`], which its own watchers and links see.
-//! 3. Otherwise it records a restart and sends restart signals according to the
+//!    already holds `max_restarts`, it gives up: it stops every child and then fails
+//!    with [`StopReason::RestartLimit`], which its own watchers, links and supervisor
+//!    see.
+//! 3. Otherwise it records a restart and picks the children to restart by its
 //!    [`Strategy`]: the failed child only, all children, or the failed child and those
-//!    started after it.
-//! 4. A child handling a restart signal retires its current state (if it still has
+//!    started after it. With a backoff ([`SupervisorSpec::backoff`]) it arms a timer
+//!    and goes on at step 4 when it fires.
+//! 4. Unless the supervisor was asked to stop (or the system is shutting down)
+//!    meanwhile, it sends each picked child a restart signal; a temporary sibling is
+//!    stopped instead.
+//! 5. A child handling a restart signal retires its current state (if it still has
 //!    one), builds a new one from the factory, runs `started`, and then handles the
-//!    held messages before the rest of its mailbox.
+//!    held messages before the rest of its mailbox. A sub-supervisor's `started` runs
+//!    the function that spawns its children again.
 //!
-//! A child that stops normally (or is collected) is removed and not restarted.
+//! # A stop always wins over a restart
+//! A stop from the supervisor (it stops, or gives up) or from shutdown is never turned
+//! into a restart, and a restart that crosses it is dropped: the child checks for it
+//! before it rebuilds. A supervisor that stops cancels pending backoff timers and
+//! stops every child, registered or not (see `children.rs`).
+//!
+//! # Lifetime
+//! A supervisor holds a strong ref to each child, and each child one to its
+//! supervisor: a tree is never collected as unreferenced; it lives until stopped
+//! (by [`ActorRef::stop`], its parent, or [`System::shutdown`](crate::System::shutdown)).
+
+mod children;
+mod spec;
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::cell::{AnyCell, SpawnOptions, spawn};
-use crate::system::Shared;
+pub use children::Children;
+pub(crate) use children::{Supervised, start};
+pub use spec::{Restart, Strategy, SupervisorSpec};
+
+use crate::timer::{self, TimerHandle};
 use crate::{Actor, ActorId, ActorRef, Context, StopReason};
+use children::Child;
 
-/// Which children a supervisor restarts when one fails.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strategy {
-    /// Only the failed child.
-    OneForOne,
-    /// Every child.
-    OneForAll,
-    /// The failed child and every child started after it.
-    RestForOne,
-}
-
-/// How a supervisor behaves: its strategy and restart limit.
-///
-/// ```
-/// use std::time::Duration;
-/// use odeon::{Strategy, SupervisorSpec};
-/// let spec = SupervisorSpec::new(Strategy::OneForOne).max_restarts(5, Duration::from_secs(10));
-/// # drop(spec);
-/// ```
-#[derive(Clone, Debug)]
-pub struct SupervisorSpec {
-    strategy: Strategy,
-    max_restarts: usize,
-    within: Duration,
-}
-
-impl SupervisorSpec {
-    /// A spec allowing 3 restarts within 5 seconds.
-    pub fn new(strategy: Strategy) -> Self {
-        Self {
-            strategy,
-            max_restarts: 3,
-            within: Duration::from_secs(5),
-        }
-    }
-
-    /// At most `max` restarts within `within`; one more failure and the supervisor gives
-    /// up.
-    pub fn max_restarts(mut self, max: usize, within: Duration) -> Self {
-        self.max_restarts = max;
-        self.within = within;
-        self
-    }
-}
-
-/// What a supervised child keeps: how to rebuild itself and whom to tell.
-pub(crate) struct Supervised<A: Actor> {
-    pub(crate) factory: Box<dyn FnMut() -> A + Send>,
-    supervisor: ActorRef<Supervisor>,
-}
-
-impl<A: Actor> Supervised<A> {
-    pub(crate) fn child_failed(&self, id: ActorId, reason: StopReason) {
-        self.supervisor.cell().signal(move |cell| {
-            cell.with_state(|sup, cx| sup.on_child_failed(id, reason, cx));
-        });
-    }
-
-    pub(crate) fn child_stopped(self, id: ActorId, reason: StopReason) {
-        self.supervisor.cell().signal(move |cell| {
-            cell.with_state(|sup, _| sup.on_child_stopped(id, &reason));
-        });
-    }
-}
-
-struct Child {
-    id: ActorId,
-    cell: Arc<dyn AnyCell>,
-}
+/// Spawns a sub-supervisor's children again after a restart.
+type Respawn = Arc<dyn Fn(&mut Children) + Send + Sync>;
 
 /// An actor that restarts its children when they fail. Create one with
-/// [`System::supervise`](crate::System::supervise) or
-/// [`Context::supervise`](crate::Context::supervise).
+/// [`System::supervise`](crate::System::supervise),
+/// [`Context::supervise`](crate::Context::supervise), or, as a child of another
+/// supervisor, [`Children::supervise`]. See [`Restart`] for which stops lead to a
+/// restart and [`SupervisorSpec`] for limits and backoff.
 ///
 /// ```
 /// use odeon::{Actor, Context, Handler, Message, Strategy, SupervisorSpec, System};
@@ -129,12 +91,23 @@ struct Child {
 /// // Same ref, fresh state.
 /// assert_eq!(system.block_on(child.ask(Count)).unwrap(), 1);
 /// ```
+///
+/// # Panics and `panic = "abort"`
+/// A panic is caught per handler (and hook) with `catch_unwind`, and counts as the
+/// actor's failure. Built with `panic = "abort"` there is nothing to catch: the first
+/// panic in any actor aborts the whole process, supervisors included. Code that must
+/// work under that profile fails an actor with [`Context::fail`] instead, which a
+/// supervisor handles exactly like a panic.
 pub struct Supervisor {
     spec: SupervisorSpec,
     children: Vec<Child>,
     restarts: VecDeque<Instant>,
     /// Failures reported before the child's registration arrived.
     early: Vec<(ActorId, StopReason)>,
+    /// Restarts waiting for their backoff.
+    timers: Vec<TimerHandle>,
+    /// For a sub-supervisor built by a restart: spawns its children in `started`.
+    respawn: Option<Respawn>,
 }
 
 impl fmt::Debug for Supervisor {
@@ -147,19 +120,42 @@ impl fmt::Debug for Supervisor {
 }
 
 impl Actor for Supervisor {
+    fn started(&mut self, cx: &mut Context<Self>) {
+        if let Some(respawn) = self.respawn.clone() {
+            let mut children = Children {
+                shared: cx.system().shared,
+                supervisor: cx.myself(),
+            };
+            respawn(&mut children);
+        }
+    }
+
     fn stopping(&mut self, cx: &mut Context<Self>) {
+        for t in self.timers.drain(..) {
+            t.cancel();
+        }
         let kill = cx.is_killed();
         for c in self.children.drain(..) {
             if kill {
                 c.cell.kill(StopReason::ParentStopped);
-            } else {
-                c.cell.request_stop(StopReason::ParentStopped);
             }
+            // Dropping `c` stops it (a no-op after the kill).
         }
     }
 }
 
 impl Supervisor {
+    pub(crate) fn new(spec: SupervisorSpec, respawn: Option<Respawn>) -> Self {
+        Self {
+            spec,
+            children: Vec::new(),
+            restarts: VecDeque::new(),
+            early: Vec::new(),
+            timers: Vec::new(),
+            respawn,
+        }
+    }
+
     fn on_child_added(&mut self, child: Child, cx: &mut Context<Self>) {
         let id = child.id;
         self.children.push(child);
@@ -174,6 +170,10 @@ impl Supervisor {
             self.early.push((id, reason));
             return;
         };
+        if cx.stop_requested() || cx.system().shared.is_shutting_down() {
+            // This supervisor stops next and takes the child with it: no restart.
+            return;
+        }
         // The system's clock: virtual under `odeon::testkit::Sim`.
         let now = cx.system().shared.now();
         while self
@@ -185,90 +185,49 @@ impl Supervisor {
         }
         if self.restarts.len() >= self.spec.max_restarts {
             tracing::warn!(supervisor = %cx.id(), child = %id, %reason, "restart limit reached; giving up");
-            for c in self.children.drain(..) {
-                c.cell.request_stop(StopReason::ParentStopped);
-            }
+            // Dropping each child stops it.
+            self.children.clear();
             cx.stop_with(StopReason::RestartLimit);
             return;
         }
         self.restarts.push_back(now);
-        tracing::debug!(supervisor = %cx.id(), child = %id, %reason, strategy = ?self.spec.strategy, "restarting");
         let range = match self.spec.strategy {
             Strategy::OneForOne => pos..pos + 1,
             Strategy::OneForAll => 0..self.children.len(),
             Strategy::RestForOne => pos..self.children.len(),
         };
-        for c in &self.children[range] {
-            c.cell.restart();
+        let picked: Vec<ActorId> = self.children[range].iter().map(|c| c.id).collect();
+        let delay = self.spec.delay(self.restarts.len());
+        tracing::debug!(supervisor = %cx.id(), child = %id, %reason, strategy = ?self.spec.strategy, ?delay, "restarting");
+        if delay.is_zero() {
+            self.restart(id, &picked, cx);
+            return;
+        }
+        let me: ActorRef<Supervisor> = cx.myself();
+        let due = timer::run_after(&cx.system().shared, delay, move || {
+            me.cell().signal(move |cell| {
+                cell.with_state(|sup, cx| sup.restart(id, &picked, cx));
+            });
+        });
+        self.timers.retain(|t| !t.is_finished());
+        self.timers.push(due);
+    }
+
+    /// Step 4 of the protocol: restarts the picked children that are still here.
+    fn restart(&mut self, failed: ActorId, picked: &[ActorId], cx: &mut Context<Self>) {
+        if cx.stop_requested() || cx.system().shared.is_shutting_down() {
+            return;
+        }
+        for c in self.children.iter().filter(|c| picked.contains(&c.id)) {
+            if c.restart == Restart::Temporary && c.id != failed {
+                c.cell.request_stop(StopReason::ParentStopped);
+            } else {
+                c.cell.restart();
+            }
         }
     }
 
     fn on_child_stopped(&mut self, id: ActorId, _reason: &StopReason) {
         self.children.retain(|c| c.id != id);
     }
-}
-
-/// Spawns the children of a supervisor, in start order (which `RestForOne` uses).
-pub struct Children {
-    shared: Arc<Shared>,
-    supervisor: ActorRef<Supervisor>,
-}
-
-impl fmt::Debug for Children {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Children")
-            .field("supervisor", &self.supervisor)
-            .finish()
-    }
-}
-
-impl Children {
-    /// Spawns a child whose state comes from `factory`, now and at every restart.
-    pub fn spawn<B: Actor>(&mut self, factory: impl FnMut() -> B + Send + 'static) -> ActorRef<B> {
-        self.spawn_with(factory, SpawnOptions::default())
-    }
-
-    /// Like [`Children::spawn`], with options.
-    pub fn spawn_with<B: Actor>(
-        &mut self,
-        mut factory: impl FnMut() -> B + Send + 'static,
-        opts: SpawnOptions,
-    ) -> ActorRef<B> {
-        let first = factory();
-        let supervised = Box::new(Supervised {
-            factory: Box::new(factory),
-            supervisor: self.supervisor.clone(),
-        });
-        let cell = spawn(&self.shared, first, opts, Some(supervised));
-        let child = Child {
-            id: cell.id(),
-            cell: cell.clone(),
-        };
-        self.supervisor.cell().signal(move |c| {
-            c.with_state(|sup, cx| sup.on_child_added(child, cx));
-        });
-        ActorRef::from_cell(cell)
-    }
-}
-
-/// Spawns a supervisor and lets `f` spawn its children.
-pub(crate) fn start<T>(
-    shared: &Arc<Shared>,
-    spec: SupervisorSpec,
-    f: impl FnOnce(&mut Children) -> T,
-) -> (ActorRef<Supervisor>, T) {
-    let sup = Supervisor {
-        spec,
-        children: Vec::new(),
-        restarts: VecDeque::new(),
-        early: Vec::new(),
-    };
-    let cell = spawn(shared, sup, SpawnOptions::default(), None);
-    let sup_ref = ActorRef::from_cell(cell);
-    let mut children = Children {
-        shared: shared.clone(),
-        supervisor: sup_ref.clone(),
-    };
-    let out = f(&mut children);
-    (sup_ref, out)
 }

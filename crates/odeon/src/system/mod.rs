@@ -192,7 +192,8 @@ impl SystemHandle {
         self.shared.spawn_root(actor, opts)
     }
 
-    /// Starts a top-level supervisor; `children` spawns its children, in start order.
+    /// Starts a top-level supervisor; `children` spawns its children, in start order,
+    /// and may add sub-supervisors with [`Children::supervise`] to build a tree.
     pub fn supervise<T>(
         &self,
         spec: SupervisorSpec,
@@ -331,7 +332,9 @@ impl System {
         self.handle.spawn_with(actor, opts)
     }
 
-    /// Starts a top-level supervisor (see [`Supervisor`]).
+    /// Starts a top-level supervisor (see [`Supervisor`]); `children` spawns its
+    /// children, in start order, and may add sub-supervisors with
+    /// [`Children::supervise`] to build a tree.
     pub fn supervise<T>(
         &self,
         spec: SupervisorSpec,
