@@ -325,7 +325,7 @@ impl Message for DeferMe {
 impl Handler<DeferMe> for Door {
     fn handle(&mut self, DeferMe(n): DeferMe, cx: &mut Context<Self>) {
         self.log.lock().unwrap().push(Ev::Item(n));
-        cx.defer(Deferred(n)).expect("the mailbox is unbounded");
+        cx.notify(Deferred(n)).expect("the mailbox is unbounded");
     }
 }
 

@@ -15,8 +15,8 @@ use crate::supervision::Supervised;
 use crate::system::Shared;
 use crate::{Actor, ActorId, Context, StopReason};
 
-/// How to spawn an actor: mailbox bound and threading. The default is an unbounded
-/// mailbox on the shared worker pool.
+/// How to spawn an actor: mailbox bound, threading and name. The default is an
+/// unnamed actor with an unbounded mailbox on the shared worker pool.
 ///
 /// ```
 /// use odeon::{Actor, SpawnOptions, System};
@@ -24,13 +24,15 @@ use crate::{Actor, ActorId, Context, StopReason};
 /// impl Actor for Logger {}
 ///
 /// let system = System::new();
-/// let logger = system.spawn_with(Logger, SpawnOptions::new().bounded(1024).blocking());
-/// # drop(logger);
+/// let opts = SpawnOptions::new().bounded(1024).blocking().name("logger");
+/// let logger = system.spawn_with(Logger, opts);
+/// assert_eq!(logger.name(), Some("logger"));
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct SpawnOptions {
     bounded: Option<usize>,
     blocking: bool,
+    name: Option<String>,
 }
 
 impl SpawnOptions {
@@ -53,6 +55,18 @@ impl SpawnOptions {
         self.blocking = true;
         self
     }
+
+    /// Names the actor, for people: [`ActorRef::name`](crate::ActorRef::name) returns
+    /// it, and the `Debug` output of its refs and the runtime's log lines about it show
+    /// it. A name need not be unique and does not make the actor findable; for that,
+    /// [`System::register`](crate::System::register) it.
+    ///
+    /// Only named actors pay for the name (it is kept out of line, with the other
+    /// rarely used options).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
 }
 
 /// A pointer to a blocking actor's `Dedicated`, handed to its thread.
@@ -73,7 +87,7 @@ pub(crate) fn spawn<A: Actor>(
     supervision: Option<Box<Supervised<A>>>,
 ) -> Arc<Cell<A>> {
     let mut parker = None;
-    let extras = (opts.bounded.is_some() || opts.blocking).then(|| {
+    let extras = (opts.bounded.is_some() || opts.blocking || opts.name.is_some()).then(|| {
         let dedicated = opts.blocking.then(|| {
             let p = crossbeam_utils::sync::Parker::new();
             let unparker = p.unparker().clone();
@@ -87,6 +101,7 @@ pub(crate) fn spawn<A: Actor>(
             bound: opts.bounded.map(tokio::sync::Semaphore::new),
             dedicated,
             mobile: None,
+            name: opts.name.map(String::into_boxed_str),
         })
     });
     let cell = new_cell(shared, actor, extras, supervision, Phase::New);
