@@ -182,5 +182,8 @@ fn a_failed_start_logs_a_warning() {
         warns[0].fields.get("name").map(String::as_str),
         Some("refuser")
     );
-    assert!(!events.iter().any(|e| e.level == Level::ERROR), "{events:?}");
+    assert!(
+        !events.iter().any(|e| e.level == Level::ERROR),
+        "{events:?}"
+    );
 }

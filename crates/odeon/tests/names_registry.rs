@@ -223,5 +223,8 @@ fn racing_registrations_of_one_name_admit_exactly_one() {
         threads.into_iter().map(|t| t.join().unwrap()).collect();
     let winners: Vec<_> = results.iter().filter(|(won, _)| *won).collect();
     assert_eq!(winners.len(), 1);
-    assert_eq!(system.lookup::<Service>("leader").as_ref(), Some(&winners[0].1));
+    assert_eq!(
+        system.lookup::<Service>("leader").as_ref(),
+        Some(&winners[0].1)
+    );
 }

@@ -125,7 +125,9 @@ fn an_already_stopped_actor_resolves_on_the_first_poll() {
     let mut late = pin!(worker.wait_stopped());
     let mut cx = TaskContext::from_waker(Waker::noop());
     match late.as_mut().poll(&mut cx) {
-        Poll::Ready(reason) => assert_eq!(reason, StopReason::Panicked("crashed on purpose".into())),
+        Poll::Ready(reason) => {
+            assert_eq!(reason, StopReason::Panicked("crashed on purpose".into()))
+        }
         Poll::Pending => panic!("a stopped actor's wait must be ready at once"),
     }
 }

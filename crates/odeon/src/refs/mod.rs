@@ -21,12 +21,12 @@
 pub(crate) mod ask;
 pub(crate) mod deadline;
 mod error;
-pub(crate) mod wait;
 mod mobile;
 mod recipient;
 pub mod remote;
 #[cfg(feature = "serde")]
 mod serde;
+pub(crate) mod wait;
 
 use std::fmt;
 use std::mem::ManuallyDrop;
