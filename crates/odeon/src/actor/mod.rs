@@ -46,23 +46,13 @@ impl Future for NoStart {
     }
 }
 
-/// How the runtime's log lines and `Debug` output show an actor: `actor#7 "name"`
-/// (`my_crate::Worker`), the name only if it has one.
+/// How the runtime's log lines show an actor: its id, its type and its name (if any),
+/// each as a field of its own.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Label<'a> {
     pub(crate) id: ActorId,
     pub(crate) type_name: &'static str,
     pub(crate) name: Option<&'a str>,
-}
-
-impl std::fmt::Display for Label<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.id)?;
-        if let Some(name) = self.name {
-            write!(f, " {name:?}")?;
-        }
-        write!(f, " ({})", self.type_name)
-    }
 }
 
 /// An actor: private state that reacts to messages one at a time.

@@ -94,3 +94,20 @@ impl<A: Actor> Cell<A> {
         unsafe { self.context() }.stop_with(reason);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Actor, Context};
+
+    struct Plain;
+    impl Actor for Plain {}
+
+    #[test]
+    fn the_default_start_future_is_zero_sized() {
+        // What keeps actors without `on_start` free of an allocation and a parked turn
+        // (`Cell::start`).
+        let mut cx = Context::<Plain>::detached();
+        let fut = Plain.on_start(&mut cx);
+        assert_eq!(size_of_val(&fut), 0);
+    }
+}
