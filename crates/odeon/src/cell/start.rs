@@ -107,7 +107,8 @@ mod tests {
         // What keeps actors without `on_start` free of an allocation and a parked turn
         // (`Cell::start`).
         let mut cx = Context::<Plain>::detached();
-        let fut = Plain.on_start(&mut cx);
+        let mut plain = Plain;
+        let fut = plain.on_start(&mut cx);
         assert_eq!(size_of_val(&fut), 0);
     }
 }
