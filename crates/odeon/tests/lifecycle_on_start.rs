@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use odeon::{
-    Actor, ActorRef, AskError, Context, Handler, Message, StartError, StopReason, System,
-    Terminated,
+    Actor, ActorRef, AskError, Context, Handler, Message, StartError, StopReason, Strategy,
+    SupervisorSpec, System, Terminated,
 };
 use tokio::sync::oneshot;
 
@@ -284,4 +284,60 @@ fn actors_without_on_start_are_unaffected() {
     assert_eq!(system.block_on(config.ask(GetValue)), Ok(41));
     config.stop();
     assert_eq!(wait_stopped(&system, &config), StopReason::Normal);
+}
+
+/// Counts its starts in a shared counter; its state is only valid once started.
+struct Connection {
+    starts: Arc<Mutex<u32>>,
+    connected: bool,
+}
+impl Actor for Connection {
+    async fn on_start(&mut self, _cx: &mut Context<Self>) -> Result<(), StartError> {
+        tokio::task::yield_now().await; // really awaits: the turn parks here
+        *self.starts.lock().unwrap() += 1;
+        self.connected = true;
+        Ok(())
+    }
+}
+struct Query;
+impl Message for Query {
+    type Reply = bool;
+}
+impl Handler<Query> for Connection {
+    fn handle(&mut self, _: Query, _: &mut Context<Self>) -> bool {
+        self.connected
+    }
+}
+struct Break;
+impl Message for Break {
+    type Reply = ();
+}
+impl Handler<Break> for Connection {
+    fn handle(&mut self, _: Break, _: &mut Context<Self>) {
+        panic!("connection broke");
+    }
+}
+
+#[test]
+fn a_supervisor_restart_runs_on_start_again_before_held_messages() {
+    let system = small_system();
+    let starts = Arc::new(Mutex::new(0));
+    let counter = starts.clone();
+    let (_sup, conn) = system.supervise(SupervisorSpec::new(Strategy::OneForOne), |c| {
+        c.spawn(move || Connection {
+            starts: counter.clone(),
+            connected: false,
+        })
+    });
+    assert_eq!(
+        system.block_on(conn.ask(Query).timeout(HANG_GUARD)),
+        Ok(true)
+    );
+    assert_eq!(*starts.lock().unwrap(), 1);
+    conn.tell(Break).unwrap();
+    // Sent while the child is failed or restarting: handled by the fresh state only
+    // after its `on_start` completed.
+    let after = conn.ask(Query);
+    assert_eq!(system.block_on(after.timeout(HANG_GUARD)), Ok(true));
+    assert_eq!(*starts.lock().unwrap(), 2);
 }

@@ -101,6 +101,9 @@ pub(crate) struct Between {
     pub(crate) stop: Option<StopReason>,
     /// A move (`cell/migrate.rs`). A stop wins over it.
     pub(crate) mv: Option<crate::cell::MoveGuard>,
+    /// A supervisor's restart built fresh state: run its `on_start` before the next
+    /// message (`cell/start.rs`).
+    pub(crate) start: bool,
 }
 
 /// The rarely used parts, allocated on first use to keep idle actors small.
@@ -208,6 +211,11 @@ impl<A: Actor> Context<A> {
 
     pub(crate) fn stop_with(&mut self, reason: StopReason) {
         self.between.get_or_insert_with(Default::default).stop = Some(reason);
+    }
+
+    /// Asks the turn to run `on_start` before the next message (after a restart).
+    pub(crate) fn request_start(&mut self) {
+        self.between.get_or_insert_with(Default::default).start = true;
     }
 
     /// Records a move for the turn to take after the current message; a second call

@@ -92,8 +92,8 @@ pub trait Actor: Send + Sized + 'static {
     ///
     /// Like an async handler it runs to completion unless the actor is killed
     /// ([`ActorRef::kill`](crate::ActorRef::kill), shutdown), which drops it at its
-    /// current `.await`. It runs once per spawn: a supervisor's restart runs
-    /// `started` only.
+    /// current `.await`. After a supervisor's restart it runs again, on the fresh
+    /// state, after `started` and before the held messages.
     ///
     /// The default does nothing, at no cost: no allocation, no extra turn.
     ///

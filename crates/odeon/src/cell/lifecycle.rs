@@ -209,6 +209,8 @@ impl<A: Actor> Cell<A> {
         // SAFETY: on the turn; no pending future.
         let (state, cx) = unsafe { self.state_and_context() };
         state.started(cx);
+        // `on_start` runs on the turn's check after this signal (`cell/start.rs`).
+        cx.request_start();
     }
 
     /// Whether a kill was requested (then children are killed, not stopped).

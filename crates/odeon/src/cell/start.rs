@@ -1,4 +1,6 @@
-//! The asynchronous start (`Actor::on_start`), on the actor's first turn.
+//! The asynchronous start (`Actor::on_start`), on the actor's first turn, and again
+//! after each supervisor restart (the restart asks for it through the context's
+//! `Between`, which the turn checks after every message anyway).
 //!
 //! The future is created right after `started`. The default one is of size zero and
 //! ready at once: it is boxed without an allocation, polled once with a no-op waker

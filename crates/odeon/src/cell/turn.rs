@@ -227,11 +227,23 @@ impl<A: Actor> Cell<A> {
     #[cold]
     #[inline(never)]
     fn between(&self, between: Between) -> Option<RunOutcome> {
-        let Between { stop, mv } = between;
+        let Between { stop, mv, start } = between;
         if let Some(reason) = stop {
             let outcome = self.finish(reason);
             drop(mv);
             return Some(outcome);
+        }
+        if start {
+            if let Some(outcome) = self.start() {
+                // The start is awaiting; a move asked for meanwhile is refused.
+                drop(mv);
+                return Some(outcome);
+            }
+            // A start that failed at once asked for a stop: act on it now.
+            // SAFETY: on the actor's turn; the start's future is gone.
+            if let Some(next) = unsafe { self.context() }.take_between() {
+                return self.between(*next);
+            }
         }
         mv.and_then(|mv| self.freeze(mv))
     }
