@@ -322,7 +322,7 @@ fn the_default_unbounded_mailbox_never_reports_full() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Bounded mailboxes together with the runtime's own sends (defer, timers) and restarts.
+// Bounded mailboxes together with the runtime's own sends (notify, timers) and restarts.
 
 /// Tells itself one `Item` (taking the last free slot), then defers another, and
 /// re-defers it later if the mailbox was full.
