@@ -494,9 +494,15 @@ impl<A: Actor> fmt::Debug for WeakActorRef<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "WeakActorRef<{}>({})",
+            "WeakActorRef<{}>({}",
             std::any::type_name::<A>(),
             self.id()
-        )
+        )?;
+        if let Target::Local(cell) = &self.target {
+            if let Some(name) = cell.name() {
+                write!(f, " {name:?}")?;
+            }
+        }
+        f.write_str(")")
     }
 }
