@@ -187,3 +187,29 @@ fn a_failed_start_logs_a_warning() {
         "{events:?}"
     );
 }
+
+#[test]
+fn a_panicking_hook_logs_a_warning_with_the_name() {
+    struct Clumsy;
+    impl Actor for Clumsy {
+        fn stopped(&mut self, _: &StopReason) {
+            panic!("slipped");
+        }
+    }
+    let capture = capture();
+    let system = System::builder().workers(2).build();
+    let actor = system.spawn_with(Clumsy, SpawnOptions::new().name("clumsy"));
+    actor.stop();
+    assert_eq!(wait_stopped(&system, &actor), StopReason::Normal);
+    let events = events_about(capture, &actor.id().to_string());
+    let warn = events
+        .iter()
+        .find(|e| e.level == Level::WARN)
+        .unwrap_or_else(|| panic!("no warning: {events:?}"));
+    assert_eq!(warn.fields.get("hook").map(String::as_str), Some("stopped"));
+    assert_eq!(warn.fields.get("name").map(String::as_str), Some("clumsy"));
+    assert_eq!(
+        warn.fields.get("panic").map(String::as_str),
+        Some("slipped")
+    );
+}
