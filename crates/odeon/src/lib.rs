@@ -31,7 +31,13 @@
 //! | define a message and its reply | [`Message`], or `#[derive(Message)]` with `#[message(reply = T)]` |
 //! | handle it right away | [`Handler`] |
 //! | handle it by awaiting something (an ask, a timer, I/O) | [`AsyncHandler`] |
+//! | reply later (from a task or a later message) while handling others | [`DeferredHandler`], [`ReplySender`] |
+//! | await something before the first message (connect, load) | [`Actor::on_start`] |
 //! | talk to an actor | [`ActorRef`]: `tell`, `ask`, `send` (bounded) |
+//! | wait from outside until an actor stops, and learn why | [`ActorRef::wait_stopped`] |
+//! | send to myself, behind my mailbox | [`Context::notify`] |
+//! | name an actor for logs and `Debug` | [`SpawnOptions::name`], [`ActorRef::name`] |
+//! | find an actor by name in this process | [`System::register`], [`System::lookup`] (also on [`SystemHandle`]) |
 //! | hold a ref that does not keep it alive | [`WeakActorRef`] |
 //! | accept any actor that handles `M` | [`Recipient`] |
 //! | spawn children, watch, link, timers, stash | [`Context`] |
@@ -103,6 +109,7 @@ pub mod defaults;
 mod loom;
 mod mailbox;
 mod refs;
+mod registry;
 mod scheduler;
 mod stream;
 mod supervision;
@@ -113,7 +120,8 @@ mod timer;
 
 pub use actor::context::Context;
 pub use actor::{
-    Actor, ActorId, AsyncHandler, Handler, Handles, Message, StopReason, Terminated, marker,
+    Actor, ActorId, AsyncHandler, DeferredHandler, Handler, Handles, Message, ReplySender,
+    StartError, StopReason, Terminated, marker,
 };
 pub use cell::SpawnOptions;
 /// Derives [`Message`](trait@Message); see the trait for what an impl means.
@@ -123,7 +131,8 @@ pub use odeon_macros::Message;
 #[doc(hidden)]
 pub use refs::remote;
 pub use refs::remote::{MobileActor, RemoteActor};
-pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WeakActorRef};
+pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WaitStopped, WeakActorRef};
+pub use registry::RegistryError;
 pub use stream::StreamHandle;
 pub use supervision::{Children, Restart, Strategy, Supervisor, SupervisorSpec};
 pub use system::{System, SystemBuilder, SystemHandle};

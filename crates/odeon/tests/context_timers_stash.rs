@@ -1,5 +1,5 @@
 //! What a handler can do through its `Context`: timers (`send_after`, `send_interval`,
-//! cancelling), stashing (`stash`, `unstash_all`, `stashed`) and `defer`.
+//! cancelling), stashing (`stash`, `unstash_all`, `stashed`) and `notify`.
 //!
 //! Timers are checked by counts and by event order, never by how long anything took:
 //! an armed timer counts as work in flight, so `run_until_quiescent` returns only once
@@ -256,7 +256,7 @@ fn stopping_an_actor_cancels_its_interval() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Stash and defer. A gate holds the actor while the test fills its mailbox, so that
+// Stash and notify. A gate holds the actor while the test fills its mailbox, so that
 // "newer mail" is really queued when the stash is replayed.
 
 struct Door {
@@ -325,7 +325,7 @@ impl Message for DeferMe {
 impl Handler<DeferMe> for Door {
     fn handle(&mut self, DeferMe(n): DeferMe, cx: &mut Context<Self>) {
         self.log.lock().unwrap().push(Ev::Item(n));
-        cx.defer(Deferred(n)).expect("the mailbox is unbounded");
+        cx.notify(Deferred(n)).expect("the mailbox is unbounded");
     }
 }
 

@@ -52,7 +52,7 @@ impl Actor for Busy {
             n: 1000,
             reply_to: cx.myself(),
         });
-        cx.defer(Wait).expect("the mailbox is unbounded");
+        cx.notify(Wait).expect("the mailbox is unbounded");
     }
 }
 
@@ -62,7 +62,7 @@ impl Handler<Wait> for Busy {
             // Busy-wait: send ourselves another "wait" (never idle, never blocking).
             None => {
                 self.waits += 1;
-                cx.defer(Wait).expect("the mailbox is unbounded");
+                cx.notify(Wait).expect("the mailbox is unbounded");
             }
             Some(a) => {
                 let _ = self.done.send((a, self.waits));

@@ -322,7 +322,7 @@ fn the_default_unbounded_mailbox_never_reports_full() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Bounded mailboxes together with the runtime's own sends (defer, timers) and restarts.
+// Bounded mailboxes together with the runtime's own sends (notify, timers) and restarts.
 
 /// Tells itself one `Item` (taking the last free slot), then defers another, and
 /// re-defers it later if the mailbox was full.
@@ -333,7 +333,7 @@ impl Message for FillThenDefer {
 impl Handler<FillThenDefer> for Gated {
     fn handle(&mut self, _: FillThenDefer, cx: &mut Context<Self>) {
         cx.myself().tell(Item(1)).unwrap();
-        match cx.defer(Item(2)) {
+        match cx.notify(Item(2)) {
             Err(TellError::Full(Item(2))) => self.refused.push(2),
             other => panic!("a full bounded mailbox must refuse the deferred message: {other:?}"),
         }

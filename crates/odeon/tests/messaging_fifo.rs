@@ -60,7 +60,7 @@ impl Handler<Send> for Sender {
             self.to.tell(Seq { from: self.from, n }).unwrap();
         }
         if stop < end {
-            cx.defer(Send { next: stop, end })
+            cx.notify(Send { next: stop, end })
                 .expect("the mailbox is unbounded");
         }
     }

@@ -102,7 +102,7 @@ impl Handler<Go> for Pump {
             self.target.tell(Work(left - i)).unwrap();
         }
         if left > chunk {
-            cx.defer(Go(left - chunk))
+            cx.notify(Go(left - chunk))
                 .expect("the mailbox is unbounded");
         }
     }
@@ -289,7 +289,7 @@ impl Handler<Burst> for QuickPump {
                 .unwrap();
         }
         if stop < end {
-            cx.defer(Burst { next: stop, end })
+            cx.notify(Burst { next: stop, end })
                 .expect("the mailbox is unbounded");
         }
     }

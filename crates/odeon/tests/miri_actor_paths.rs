@@ -254,3 +254,78 @@ fn kills_notices_and_spawns_after_shutdown_keep_state_sound() {
     );
     drop((late, store, watcher));
 }
+
+/// Loads its state in `on_start`, parked on a oneshot while holding the borrow of
+/// its state and context (the start's future is erased like an async handler's).
+struct Loader {
+    source: Option<tokio::sync::oneshot::Receiver<u64>>,
+    loaded: u64,
+    pending: Vec<odeon::ReplySender<u64>>,
+}
+impl Actor for Loader {
+    async fn on_start(&mut self, cx: &mut Context<Self>) -> Result<(), odeon::StartError> {
+        let source = self.source.take().ok_or("started twice")?;
+        self.loaded = source.await?;
+        let _ = cx.id();
+        Ok(())
+    }
+}
+struct Loaded;
+impl Message for Loaded {
+    type Reply = u64;
+}
+impl odeon::DeferredHandler<Loaded> for Loader {
+    fn handle(&mut self, _: Loaded, reply: odeon::ReplySender<u64>, _: &mut Context<Self>) {
+        // Kept in the state, answered by the next message or dropped with the state.
+        self.pending.push(reply);
+    }
+}
+struct Flush;
+impl Message for Flush {
+    type Reply = ();
+}
+impl Handler<Flush> for Loader {
+    fn handle(&mut self, _: Flush, _: &mut Context<Self>) {
+        for reply in self.pending.drain(..) {
+            reply.send(self.loaded);
+        }
+    }
+}
+
+struct Waiting;
+impl Message for Waiting {
+    type Reply = usize;
+}
+impl Handler<Waiting> for Loader {
+    fn handle(&mut self, _: Waiting, _: &mut Context<Self>) -> usize {
+        self.pending.len()
+    }
+}
+
+#[test]
+fn a_parked_start_and_deferred_replies_keep_state_sound() {
+    let system = small_system();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let loader = system.spawn(Loader {
+        source: Some(rx),
+        loaded: 0,
+        pending: Vec::new(),
+    });
+    let done = loader.wait_stopped();
+    // Queued behind the parked start.
+    let first = loader.ask(Loaded);
+    loader.tell(Flush).unwrap();
+    tx.send(7).unwrap();
+    assert_eq!(system.block_on(first), Ok(7));
+    // Held in the state when the actor stops: the ask learns the sender was dropped.
+    let second = loader.ask(Loaded);
+    assert_eq!(
+        system.block_on(loader.ask(Waiting)),
+        Ok(1),
+        "`second` is held"
+    );
+    loader.stop();
+    assert_eq!(system.block_on(second), Err(odeon::AskError::Dropped));
+    assert_eq!(system.block_on(done), odeon::StopReason::Normal);
+    assert!(system.shutdown());
+}

@@ -111,7 +111,7 @@ impl Handler<Produce> for Producer {
             let _ = self.target.tell(Inc(i));
         }
         if msg.0 > n {
-            let _ = cx.defer(Produce(msg.0 - n));
+            let _ = cx.notify(Produce(msg.0 - n));
         }
     }
 }

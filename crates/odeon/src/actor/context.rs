@@ -102,6 +102,9 @@ pub(crate) struct Between {
     pub(crate) stop: Option<StopReason>,
     /// A move (`cell/migrate.rs`). A stop wins over it.
     pub(crate) mv: Option<crate::cell::MoveGuard>,
+    /// A supervisor's restart built fresh state: run its `on_start` before the next
+    /// message (`cell/start.rs`).
+    pub(crate) start: bool,
 }
 
 /// The rarely used parts, allocated on first use to keep idle actors small.
@@ -263,6 +266,11 @@ impl<A: Actor> Context<A> {
     /// acted on.
     pub(crate) fn stop_requested(&self) -> bool {
         self.cell().stop_requested()
+    }
+
+    /// Asks the turn to run `on_start` before the next message (after a restart).
+    pub(crate) fn request_start(&mut self) {
+        self.between.get_or_insert_with(Default::default).start = true;
     }
 
     /// Records a move for the turn to take after the current message; a second call
@@ -617,15 +625,55 @@ impl<A: Actor> Context<A> {
         }
     }
 
-    /// Sends `msg` to this actor, behind everything already in its mailbox. Unlike
-    /// `myself().tell(..)` it takes no reference, so it never keeps the actor alive.
-    /// A bounded mailbox bounds deferred messages too: when it is full the message comes
-    /// back in [`TellError::Full`](crate::TellError::Full).
-    pub fn defer<M, K>(&mut self, msg: M) -> Result<(), crate::TellError<M>>
+    /// Sends `msg` to this actor, behind everything already in its mailbox (actix's
+    /// `notify`). Unlike `myself().tell(..)` it takes no reference, so it never keeps
+    /// the actor alive. A bounded mailbox bounds these messages too: when it is full
+    /// the message comes back in [`TellError::Full`](crate::TellError::Full).
+    ///
+    /// ```
+    /// use odeon::{Actor, Context, Handler, Message, System};
+    ///
+    /// struct Countdown(u32);
+    /// impl Actor for Countdown {}
+    /// struct Step;
+    /// impl Message for Step { type Reply = (); }
+    /// impl Handler<Step> for Countdown {
+    ///     fn handle(&mut self, _: Step, cx: &mut Context<Self>) {
+    ///         self.0 -= 1;
+    ///         if self.0 > 0 {
+    ///             cx.notify(Step).unwrap(); // one step per message: others interleave
+    ///         } else {
+    ///             cx.stop();
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let system = System::new();
+    /// let countdown = system.spawn(Countdown(3));
+    /// countdown.tell(Step).unwrap();
+    /// assert!(system.block_on(countdown.wait_stopped()) == odeon::StopReason::Normal);
+    /// ```
+    pub fn notify<M, K>(&mut self, msg: M) -> Result<(), crate::TellError<M>>
     where
         M: Message,
         A: Handles<M, K>,
     {
         self.cell().send::<M, K>(msg, None)
+    }
+
+    /// The old name of [`Context::notify`].
+    #[deprecated(note = "renamed to notify")]
+    pub fn defer<M, K>(&mut self, msg: M) -> Result<(), crate::TellError<M>>
+    where
+        M: Message,
+        A: Handles<M, K>,
+    {
+        self.notify(msg)
+    }
+
+    /// This actor's name, if it was spawned with one
+    /// ([`SpawnOptions::name`](crate::SpawnOptions::name)).
+    pub fn name(&self) -> Option<&str> {
+        self.cell().name()
     }
 }

@@ -2,8 +2,8 @@
 
 use std::future::Future;
 
-use crate::mailbox::node::{NodeVTables, async_vtables, sync_vtables};
-use crate::{Actor, Context};
+use crate::mailbox::node::{NodeVTables, async_vtables, deferred_vtables, sync_vtables};
+use crate::{Actor, Context, DeferredHandler};
 
 /// A message: moved (never copied) from sender to receiver, with a typed reply.
 ///
@@ -113,9 +113,13 @@ pub mod marker {
     /// `Handles<M, Async>` is implemented for every [`AsyncHandler<M>`](crate::AsyncHandler).
     #[derive(Debug)]
     pub enum Async {}
+    /// `Handles<M, Deferred>` is implemented for every
+    /// [`DeferredHandler<M>`](crate::DeferredHandler).
+    #[derive(Debug)]
+    pub enum Deferred {}
 }
 
-/// "This actor handles `M`", synchronously or asynchronously. Implemented automatically;
+/// "This actor handles `M`", synchronously, asynchronously or with a deferred reply. Implemented automatically;
 /// it is the bound on [`ActorRef::tell`](crate::ActorRef::tell) and friends.
 pub trait Handles<M: Message, K>: Actor {
     #[doc(hidden)]
@@ -131,5 +135,11 @@ impl<A: Handler<M>, M: Message> Handles<M, marker::Sync> for A {
 impl<A: AsyncHandler<M>, M: Message> Handles<M, marker::Async> for A {
     fn __vtables() -> NodeVTables<Self> {
         async_vtables::<A, M>()
+    }
+}
+
+impl<A: DeferredHandler<M>, M: Message> Handles<M, marker::Deferred> for A {
+    fn __vtables() -> NodeVTables<Self> {
+        deferred_vtables::<A, M>()
     }
 }

@@ -13,15 +13,47 @@
 //! accepts either; the marker `K` is always inferred.
 
 pub(crate) mod context;
+mod deferred;
 mod handler;
 mod id;
 mod reason;
 
+pub use deferred::{DeferredHandler, ReplySender};
 pub use handler::{AsyncHandler, Handler, Handles, Message, marker};
 pub use id::ActorId;
 pub use reason::{StopReason, Terminated};
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+
 use crate::Context;
+
+/// Why [`Actor::on_start`] failed: any error (`?` converts it), or a message
+/// (`Err("no database".into())`). The actor stops with
+/// [`StopReason::StartFailed`] carrying its `Display` text.
+pub type StartError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What the default [`Actor::on_start`] returns: ready at once, and of size zero, so
+/// the runtime neither allocates nor parks for an actor that does not override it.
+#[derive(Debug)]
+pub(crate) struct NoStart;
+
+impl Future for NoStart {
+    type Output = Result<(), StartError>;
+    fn poll(self: Pin<&mut Self>, _: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// How the runtime's log lines show an actor: its id, its type and its name (if any),
+/// each as a field of its own.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Label<'a> {
+    pub(crate) id: ActorId,
+    pub(crate) type_name: &'static str,
+    pub(crate) name: Option<&'a str>,
+}
 
 /// An actor: private state that reacts to messages one at a time.
 ///
@@ -48,6 +80,58 @@ pub trait Actor: Send + Sized + 'static {
     /// [`SystemHandle::spawn`](crate::SystemHandle::spawn)).
     fn started(&mut self, cx: &mut Context<Self>) {
         let _ = cx;
+    }
+
+    /// Runs after [`Actor::started`], before any message, and may await (open a
+    /// connection, ask another actor, load state). Messages sent meanwhile wait in the
+    /// mailbox, in order; no worker thread is held while it awaits. If it returns an
+    /// error the actor stops with [`StopReason::StartFailed`] without handling any
+    /// message: its pending asks fail with
+    /// [`AskError::Stopped`](crate::AskError::Stopped), and watchers and
+    /// [`ActorRef::wait_stopped`](crate::ActorRef::wait_stopped) see the reason.
+    ///
+    /// Like an async handler it runs to completion unless the actor is killed
+    /// ([`ActorRef::kill`](crate::ActorRef::kill), shutdown), which drops it at its
+    /// current `.await`. After a supervisor's restart it runs again, on the fresh
+    /// state, after `started` and before the held messages.
+    ///
+    /// The default does nothing, at no cost: no allocation, no extra turn.
+    ///
+    /// ```
+    /// use odeon::{Actor, Context, Handler, Message, StartError, StopReason, System};
+    ///
+    /// struct Cache { entries: Vec<u32>, source_ok: bool }
+    /// impl Actor for Cache {
+    ///     async fn on_start(&mut self, _cx: &mut Context<Self>) -> Result<(), StartError> {
+    ///         if !self.source_ok {
+    ///             return Err("the source is unreachable".into());
+    ///         }
+    ///         self.entries = vec![1, 2, 3]; // loaded before any message is handled
+    ///         Ok(())
+    ///     }
+    /// }
+    /// struct Len;
+    /// impl Message for Len { type Reply = usize; }
+    /// impl Handler<Len> for Cache {
+    ///     fn handle(&mut self, _: Len, _: &mut Context<Self>) -> usize { self.entries.len() }
+    /// }
+    ///
+    /// let system = System::new();
+    /// let cache = system.spawn(Cache { entries: vec![], source_ok: true });
+    /// assert_eq!(system.block_on(cache.ask(Len)), Ok(3));
+    ///
+    /// let broken = system.spawn(Cache { entries: vec![], source_ok: false });
+    /// assert_eq!(
+    ///     system.block_on(broken.wait_stopped()),
+    ///     StopReason::StartFailed("the source is unreachable".into()),
+    /// );
+    /// ```
+    fn on_start(
+        &mut self,
+        cx: &mut Context<Self>,
+    ) -> impl Future<Output = Result<(), StartError>> + Send {
+        let _ = cx;
+        NoStart
     }
 
     /// Runs when the actor is about to stop, while it can still use its context

@@ -35,6 +35,9 @@ pub enum StopReason {
     Killed,
     /// Its node left the cluster or stopped answering (seen from another node).
     NodeLost,
+    /// [`Actor::on_start`](crate::Actor::on_start) returned an error (its message):
+    /// the actor stopped before handling any message.
+    StartFailed(String),
 }
 
 impl StopReason {
@@ -47,6 +50,7 @@ impl StopReason {
                 | StopReason::LinkFailed(_)
                 | StopReason::RestartLimit
                 | StopReason::NodeLost
+                | StopReason::StartFailed(_)
         )
     }
 }
@@ -65,6 +69,7 @@ impl fmt::Display for StopReason {
             StopReason::Shutdown => f.write_str("system shut down"),
             StopReason::Killed => f.write_str("killed"),
             StopReason::NodeLost => f.write_str("its node was lost"),
+            StopReason::StartFailed(m) => write!(f, "failed to start: {m}"),
         }
     }
 }

@@ -43,6 +43,7 @@ use std::sync::atomic::Ordering;
 
 use super::turn::panic_message;
 use super::{Cell, IDLE, KILL_REQUESTED, MOVED, Phase, STOP_REQUESTED, STOPPED};
+use crate::actor::Label;
 use crate::mailbox::node::Header;
 use crate::scheduler::RunOutcome;
 use crate::{Actor, ActorId, StopReason, Terminated};
@@ -66,9 +67,11 @@ pub(crate) trait AnyCell: Send + Sync {
 }
 
 /// Runs a hook, logging instead of propagating a panic.
-fn guarded(id: ActorId, hook: &str, f: impl FnOnce()) {
+fn guarded(label: Label<'_>, hook: &str, f: impl FnOnce()) {
     if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
-        tracing::warn!(actor = %id, hook, panic = %panic_message(&*payload), "hook panicked");
+        let (actor, actor_type, name) = (label.id, label.type_name, label.name);
+        let panic = panic_message(&*payload);
+        tracing::warn!(%actor, actor_type, name, hook, %panic, "hook panicked");
     }
 }
 
@@ -97,13 +100,13 @@ impl<A: Actor> Cell<A> {
         let cx = unsafe { self.context() };
         if let Some(actor) = state.as_mut() {
             if started {
-                guarded(self.id, "stopping", || actor.stopping(cx));
+                guarded(self.label(), "stopping", || actor.stopping(cx));
             }
         }
         cx.stop_children(self.is_killed());
         cx.cancel_timers();
         if let Some(mut actor) = state.take() {
-            guarded(self.id, "stopped", || {
+            guarded(self.label(), "stopped", || {
                 actor.stopped(reason);
                 drop(actor);
             });
@@ -133,7 +136,7 @@ impl<A: Actor> Cell<A> {
                 std::mem::take(&mut c.links),
             )
         };
-        tracing::trace!(actor = %self.id, %reason, "stopped");
+        tracing::trace!(actor = %self.id, name = self.name(), %reason, "stopped");
         for (_, notify) in watchers {
             notify(Terminated {
                 id: self.id,
@@ -265,6 +268,8 @@ impl<A: Actor> Cell<A> {
         // SAFETY: on the turn; no pending future.
         let (state, cx) = unsafe { self.state_and_context() };
         state.started(cx);
+        // `on_start` runs on the turn's check after this signal (`cell/start.rs`).
+        cx.request_start();
     }
 
     /// Whether a kill was requested (then children are killed, not stopped).

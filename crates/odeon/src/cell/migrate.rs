@@ -115,6 +115,7 @@ pub(crate) fn prepare_cell<A: Actor>(
         bound: None,
         dedicated: None,
         mobile: Some(Box::new(MobileCell { birth })),
+        name: None,
     });
     let cell = spawn::new_cell(shared, state, Some(extras), None, Phase::Prepared);
     // The runtime's own count, given back by the turn that stops the actor (or by

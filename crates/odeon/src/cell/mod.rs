@@ -35,6 +35,7 @@
 mod lifecycle;
 mod migrate;
 mod spawn;
+mod start;
 mod turn;
 
 use std::cell::UnsafeCell;
@@ -121,6 +122,8 @@ pub(crate) struct Extras {
     pub(crate) dedicated: Option<Dedicated>,
     /// Actors installed by a transport after a move: their birth identity.
     pub(crate) mobile: Option<Box<MobileCell>>,
+    /// Named actors (`SpawnOptions::name`): out of line, so unnamed ones pay nothing.
+    pub(crate) name: Option<Box<str>>,
 }
 
 /// The thread of a blocking actor.
@@ -207,6 +210,20 @@ impl<A: Actor> Cell<A> {
         match self.mobile() {
             Some(m) => m.birth.id,
             None => self.id,
+        }
+    }
+
+    /// The name given at spawn, if any.
+    pub(crate) fn name(&self) -> Option<&str> {
+        self.extras.as_ref().and_then(|e| e.name.as_deref())
+    }
+
+    /// How log lines show this actor: id, type and name (if any).
+    pub(crate) fn label(&self) -> crate::actor::Label<'_> {
+        crate::actor::Label {
+            id: self.public_id(),
+            type_name: std::any::type_name::<A>(),
+            name: self.name(),
         }
     }
 

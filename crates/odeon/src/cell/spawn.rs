@@ -15,8 +15,9 @@ use crate::supervision::Supervised;
 use crate::system::Shared;
 use crate::{Actor, ActorId, Context, StopReason};
 
-/// How to spawn an actor: mailbox bound, threading and collection. The default is an
-/// unbounded mailbox on the shared worker pool, collected once unreferenced.
+/// How to spawn an actor: mailbox bound, threading, collection and name. The default
+/// is an unnamed actor with an unbounded mailbox on the shared worker pool, collected
+/// once unreferenced.
 ///
 /// ```
 /// use odeon::{Actor, SpawnOptions, System};
@@ -24,14 +25,16 @@ use crate::{Actor, ActorId, Context, StopReason};
 /// impl Actor for Logger {}
 ///
 /// let system = System::new();
-/// let logger = system.spawn_with(Logger, SpawnOptions::new().bounded(1024).blocking());
-/// # drop(logger);
+/// let opts = SpawnOptions::new().bounded(1024).blocking().name("logger");
+/// let logger = system.spawn_with(Logger, opts);
+/// assert_eq!(logger.name(), Some("logger"));
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct SpawnOptions {
     bounded: Option<usize>,
     blocking: bool,
     keep_alive: bool,
+    name: Option<String>,
 }
 
 impl SpawnOptions {
@@ -79,6 +82,18 @@ impl SpawnOptions {
         self.keep_alive = true;
         self
     }
+
+    /// Names the actor, for people: [`ActorRef::name`](crate::ActorRef::name) returns
+    /// it, and the `Debug` output of its refs and the runtime's log lines about it show
+    /// it. A name need not be unique and does not make the actor findable; for that,
+    /// [`System::register`](crate::System::register) it.
+    ///
+    /// Only named actors pay for the name (it is kept out of line, with the other
+    /// rarely used options).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
 }
 
 /// A pointer to a blocking actor's `Dedicated`, handed to its thread.
@@ -102,7 +117,7 @@ pub(crate) fn spawn<A: Actor>(
     // Under the deterministic scheduler (`testkit/`) every actor runs on the test
     // thread: a thread of its own would make the interleaving depend on the OS.
     let blocking = opts.blocking && shared.sched.sim().is_none();
-    let extras = (opts.bounded.is_some() || blocking).then(|| {
+    let extras = (opts.bounded.is_some() || blocking || opts.name.is_some()).then(|| {
         let dedicated = blocking.then(|| {
             let p = crossbeam_utils::sync::Parker::new();
             let unparker = p.unparker().clone();
@@ -116,6 +131,7 @@ pub(crate) fn spawn<A: Actor>(
             bound: opts.bounded.map(tokio::sync::Semaphore::new),
             dedicated,
             mobile: None,
+            name: opts.name.map(String::into_boxed_str),
         })
     });
     let cell = new_cell(shared, actor, extras, supervision, Phase::New);

@@ -54,13 +54,29 @@ impl<A: Actor> Cell<A> {
             Ok(outcome) => outcome,
             Err(payload) => {
                 let msg = panic_message(&*payload);
-                tracing::debug!(actor = %self.id(), panic = %msg, "handler panicked");
+                self.log_panic(&msg);
                 self.on_panic(msg)
             }
         };
         TurnReport {
             outcome,
             handled: u32::try_from(handled).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// A panic fails the actor: an error worth seeing, unless a supervisor handles it
+    /// (then a warning: the supervisor decides, and logs what it does).
+    #[cold]
+    #[inline(never)]
+    fn log_panic(&self, msg: &str) {
+        // SAFETY: on the actor's turn, after the unwind: no borrow of `life` is live.
+        let supervised = unsafe { self.life() }.supervision.is_some();
+        let label = self.label();
+        let (actor, actor_type, name) = (label.id, label.type_name, label.name);
+        if supervised {
+            tracing::warn!(%actor, actor_type, name, panic = %msg, "actor panicked; its supervisor decides");
+        } else {
+            tracing::error!(%actor, actor_type, name, panic = %msg, "actor panicked and stopped");
         }
     }
 
@@ -147,15 +163,24 @@ impl<A: Actor> Cell<A> {
             match unsafe { (vtable.deliver)(node, self) } {
                 Delivered::Done => {}
                 Delivered::Suspended(fut) => {
-                    // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
-                    unsafe { *self.pending.get() = Some(fut) };
-                    self.wake.store(RUNNING, Ordering::Release);
-                    if self.poll_pending().is_pending() {
-                        return self.park();
+                    if let Some(outcome) = self.suspend(fut) {
+                        return outcome;
                     }
                 }
             }
         }
+    }
+
+    /// Makes `fut` the turn's pending future and polls it; returns the outcome if the
+    /// turn parks.
+    pub(super) fn suspend(&self, fut: crate::mailbox::node::PendingFuture) -> Option<RunOutcome> {
+        // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
+        unsafe { *self.pending.get() = Some(fut) };
+        self.wake.store(RUNNING, Ordering::Release);
+        if self.poll_pending().is_pending() {
+            return Some(self.park());
+        }
+        None
     }
 
     /// The start of a turn in any phase but `Running`: runs the hook that comes first
@@ -172,6 +197,7 @@ impl<A: Actor> Cell<A> {
                 // SAFETY: as above.
                 let (state, cx) = unsafe { self.state_and_context() };
                 state.started(cx);
+                return self.start();
             }
             Phase::Resumed => {
                 life.phase = Phase::Running;
@@ -201,11 +227,23 @@ impl<A: Actor> Cell<A> {
     #[cold]
     #[inline(never)]
     fn between(&self, between: Between) -> Option<RunOutcome> {
-        let Between { stop, mv } = between;
+        let Between { stop, mv, start } = between;
         if let Some(reason) = stop {
             let outcome = self.finish(reason);
             drop(mv);
             return Some(outcome);
+        }
+        if start {
+            if let Some(outcome) = self.start() {
+                // The start is awaiting; a move asked for meanwhile is refused.
+                drop(mv);
+                return Some(outcome);
+            }
+            // A start that failed at once asked for a stop: act on it now.
+            // SAFETY: on the actor's turn; the start's future is gone.
+            if let Some(next) = unsafe { self.context() }.take_between() {
+                return self.between(*next);
+            }
         }
         mv.and_then(|mv| self.freeze(mv))
     }

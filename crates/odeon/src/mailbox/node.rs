@@ -16,7 +16,7 @@ use super::queue::Link;
 use crate::cell::Cell;
 use crate::refs::ask::ReplyTo;
 use crate::refs::remote::{Outgoing, ReplySlot};
-use crate::{Actor, AsyncHandler, Handler, Message};
+use crate::{Actor, AsyncHandler, DeferredHandler, Handler, Message, ReplySender};
 
 /// A type-erased pending async handler. Its real lifetime is the actor's turn; see the
 /// SAFETY argument in [`Cell::poll_pending`](crate::cell::Cell).
@@ -111,12 +111,17 @@ pub(crate) trait ReplyPort<T>: Send + 'static {
     fn reply(self, value: T);
     /// The reply channel erased for a transport (a message leaving with a migration).
     fn into_slot(self) -> Option<ReplySlot>;
+    /// The reply channel itself, for a handler that replies later.
+    fn into_reply_to(self) -> Option<ReplyTo<T>>;
 }
 
 impl<T> ReplyPort<T> for () {
     const ASK: bool = false;
     fn reply(self, _: T) {}
     fn into_slot(self) -> Option<ReplySlot> {
+        None
+    }
+    fn into_reply_to(self) -> Option<ReplyTo<T>> {
         None
     }
 }
@@ -128,6 +133,9 @@ impl<T: Send + 'static> ReplyPort<T> for ReplyTo<T> {
     }
     fn into_slot(self) -> Option<ReplySlot> {
         Some(ReplySlot::new(self))
+    }
+    fn into_reply_to(self) -> Option<ReplyTo<T>> {
+        Some(self)
     }
 }
 
@@ -237,6 +245,19 @@ unsafe fn deliver_sync<A: Handler<M>, M: Message, P: ReplyPort<M::Reply>>(
     Delivered::Done
 }
 
+unsafe fn deliver_deferred<A: DeferredHandler<M>, M: Message, P: ReplyPort<M::Reply>>(
+    node: NonNull<Header<A>>,
+    cell: &Cell<A>,
+) -> Delivered {
+    // SAFETY: vtable contract: this node was made by `message_node::<A, M, P>`.
+    let (msg, reply) = unsafe { unbox::<A, M, P>(node) };
+    // SAFETY: deliver runs inside the actor's turn, with no other borrow of its state.
+    let (actor, cx) = unsafe { cell.state_and_context() };
+    let reply = ReplySender::new(reply.into_reply_to());
+    <A as DeferredHandler<M>>::handle(actor, msg, reply, cx);
+    Delivered::Done
+}
+
 unsafe fn deliver_async<A: AsyncHandler<M>, M: Message, P: ReplyPort<M::Reply>>(
     node: NonNull<Header<A>>,
     cell: &Cell<A>,
@@ -297,6 +318,16 @@ impl<A: AsyncHandler<M>, M: Message, P: ReplyPort<M::Reply>> AsyncNodes<A, M, P>
     };
 }
 
+struct DeferredNodes<A, M, P>(PhantomData<(A, M, P)>);
+impl<A: DeferredHandler<M>, M: Message, P: ReplyPort<M::Reply>> DeferredNodes<A, M, P> {
+    const VTABLE: NodeVTable<A> = NodeVTable {
+        deliver: deliver_deferred::<A, M, P>,
+        discard: discard_message::<A, M, P>,
+        kind: Kind::User,
+        erased: erased::<A, M, P>(),
+    };
+}
+
 /// The vtables of one (actor, message) pair: for asks (nodes with a reply channel)
 /// and for tells (nodes without). Public only so that [`Handles`](crate::Handles) can
 /// name it; it has no public API.
@@ -317,6 +348,13 @@ pub(crate) fn async_vtables<A: AsyncHandler<M>, M: Message>() -> NodeVTables<A> 
     NodeVTables {
         ask: &AsyncNodes::<A, M, ReplyTo<M::Reply>>::VTABLE,
         tell: &AsyncNodes::<A, M, ()>::VTABLE,
+    }
+}
+
+pub(crate) fn deferred_vtables<A: DeferredHandler<M>, M: Message>() -> NodeVTables<A> {
+    NodeVTables {
+        ask: &DeferredNodes::<A, M, ReplyTo<M::Reply>>::VTABLE,
+        tell: &DeferredNodes::<A, M, ()>::VTABLE,
     }
 }
 

@@ -62,6 +62,10 @@ pub enum AskError {
     /// The remote node refused the message or its reply (unknown type, bad encoding).
     #[error("rejected by the remote node: {0}")]
     Rejected(String),
+    /// The handler took the reply into a [`ReplySender`](crate::ReplySender) (see
+    /// [`DeferredHandler`](crate::DeferredHandler)) and dropped it without sending.
+    #[error("the reply sender was dropped without replying")]
+    Dropped,
 }
 
 impl<M> From<TellError<M>> for AskError {

@@ -26,6 +26,7 @@ mod recipient;
 pub mod remote;
 #[cfg(feature = "serde")]
 mod serde;
+pub(crate) mod wait;
 
 use std::fmt;
 use std::mem::ManuallyDrop;
@@ -35,6 +36,7 @@ use std::sync::atomic::Ordering;
 pub use ask::{Ask, AskError};
 pub use error::TellError;
 pub use recipient::Recipient;
+pub use wait::WaitStopped;
 
 use crate::cell::{AnyCell, Cell};
 use crate::{Actor, ActorId, Handles, Message, StopReason};
@@ -152,6 +154,27 @@ impl<A: Actor> ActorRef<A> {
         }
     }
 
+    /// The name given with [`SpawnOptions::name`](crate::SpawnOptions::name), if any.
+    /// (`None` for a ref to an actor on another node: names do not travel.)
+    ///
+    /// ```
+    /// use odeon::{Actor, SpawnOptions, System};
+    /// struct Worker;
+    /// impl Actor for Worker {}
+    ///
+    /// let system = System::new();
+    /// let named = system.spawn_with(Worker, SpawnOptions::new().name("worker-1"));
+    /// assert_eq!(named.name(), Some("worker-1"));
+    /// assert!(format!("{named:?}").contains("\"worker-1\""));
+    /// assert_eq!(system.spawn(Worker).name(), None);
+    /// ```
+    pub fn name(&self) -> Option<&str> {
+        match &self.target {
+            Target::Local(cell) => cell.name(),
+            Target::Remote(_) => None,
+        }
+    }
+
     /// Whether the actor has not stopped yet (for a remote actor: is not known to
     /// have stopped, and its node is not known to be lost).
     pub fn is_alive(&self) -> bool {
@@ -250,6 +273,45 @@ impl<A: Actor> ActorRef<A> {
         }
     }
 
+    /// A future that resolves, with the reason, once the actor has stopped: at once if
+    /// it already has. It can be awaited on any executor or thread, or with
+    /// [`System::block_on`](crate::System::block_on); any number of them may wait on
+    /// the same actor. It does not keep the actor alive (it holds no strong
+    /// reference), so an actor nobody else references is still collected, and the
+    /// wait ends with [`StopReason::Unreferenced`].
+    ///
+    /// Costs nothing until called: a waiter is registered (as a watcher is) when the
+    /// future is created and removed if it is dropped first.
+    ///
+    /// For an actor on another node, the wait ends when its node reports the stop or
+    /// is lost ([`StopReason::NodeLost`]).
+    ///
+    /// ```
+    /// use odeon::{Actor, Context, Handler, Message, StopReason, System};
+    ///
+    /// struct Job;
+    /// impl Actor for Job {}
+    /// struct Crash;
+    /// impl Message for Crash { type Reply = (); }
+    /// impl Handler<Crash> for Job {
+    ///     fn handle(&mut self, _: Crash, _: &mut Context<Self>) { panic!("boom") }
+    /// }
+    ///
+    /// let system = System::new();
+    /// let job = system.spawn(Job);
+    /// let done = job.wait_stopped();
+    /// job.tell(Crash).unwrap();
+    /// assert_eq!(system.block_on(done), StopReason::Panicked("boom".into()));
+    /// // Already stopped: resolves at once.
+    /// assert!(system.block_on(job.wait_stopped()).is_failure());
+    /// ```
+    pub fn wait_stopped(&self) -> WaitStopped {
+        match &self.target {
+            Target::Local(cell) => WaitStopped::local(Arc::clone(cell)),
+            Target::Remote(r) => WaitStopped::remote(r.endpoint.clone()),
+        }
+    }
+
     /// A reference that does not keep the actor alive. (Refs to remote actors never
     /// keep them alive; a weak one behaves like a strong one.)
     pub fn downgrade(&self) -> WeakActorRef<A> {
@@ -339,8 +401,12 @@ impl<A: Actor> std::hash::Hash for ActorRef<A> {
 impl<A: Actor> fmt::Debug for ActorRef<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.target {
-            Target::Local(_) => {
-                write!(f, "ActorRef<{}>({})", std::any::type_name::<A>(), self.id())
+            Target::Local(cell) => {
+                write!(f, "ActorRef<{}>({}", std::any::type_name::<A>(), self.id())?;
+                if let Some(name) = cell.name() {
+                    write!(f, " {name:?}")?;
+                }
+                f.write_str(")")
             }
             Target::Remote(r) => {
                 let (node, incarnation, id) = r.endpoint.address();
@@ -392,6 +458,14 @@ impl<A: Actor> WeakActorRef<A> {
             Target::Remote(r) => r.endpoint.id(),
         }
     }
+
+    /// As [`ActorRef::is_alive`], without taking a strong reference.
+    pub(crate) fn is_alive(&self) -> bool {
+        match &self.target {
+            Target::Local(cell) => !cell.is_stopped(),
+            Target::Remote(r) => r.endpoint.is_alive(),
+        }
+    }
 }
 
 impl<A: Actor> Clone for WeakActorRef<A> {
@@ -420,9 +494,15 @@ impl<A: Actor> fmt::Debug for WeakActorRef<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "WeakActorRef<{}>({})",
+            "WeakActorRef<{}>({}",
             std::any::type_name::<A>(),
             self.id()
-        )
+        )?;
+        if let Target::Local(cell) = &self.target {
+            if let Some(name) = cell.name() {
+                write!(f, " {name:?}")?;
+            }
+        }
+        f.write_str(")")
     }
 }

@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub(crate) deadlines: crate::refs::deadline::DeadlineWatch,
     root: Mutex<ChildList>,
     shutting_down: AtomicBool,
+    /// Names of actors (`registry/`).
+    pub(crate) registry: crate::registry::Registry,
 }
 
 /// Children of an actor (or of the root), pruned of stopped ones as it grows.
@@ -281,6 +283,7 @@ impl System {
             config,
             root: Mutex::new(ChildList::default()),
             shutting_down: AtomicBool::new(false),
+            registry: crate::registry::Registry::default(),
         });
         Scheduler::start(&shared);
         Self::with_shared(shared, runtime)
@@ -301,6 +304,7 @@ impl System {
             config,
             root: Mutex::new(ChildList::default()),
             shutting_down: AtomicBool::new(false),
+            registry: crate::registry::Registry::default(),
         });
         Self::with_shared(shared, Some(runtime))
     }

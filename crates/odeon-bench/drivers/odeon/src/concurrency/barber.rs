@@ -97,7 +97,7 @@ impl Handler<Enter> for Room {
         } else {
             if self.barber_asleep {
                 self.barber_asleep = false;
-                let _ = cx.defer(Next);
+                let _ = cx.notify(Next);
             } else {
                 let _ = msg.customer.tell(Wait);
             }

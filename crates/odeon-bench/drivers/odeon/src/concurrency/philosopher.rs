@@ -137,7 +137,7 @@ impl Handler<Eat> for Philosopher {
         self.retry_total.fetch_add(self.retries, Ordering::Relaxed);
         let _ = self.arbitrator.tell(Done(self.id));
         if self.meals < self.rounds {
-            let _ = cx.defer(Start);
+            let _ = cx.notify(Start);
         } else {
             let _ = self.arbitrator.tell(ExitNow);
             cx.stop();

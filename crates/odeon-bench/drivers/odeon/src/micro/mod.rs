@@ -3,7 +3,7 @@
 //!
 //! Every benchmark is written the way a performance-minded odeon user would write it:
 //! synchronous [`Handler`](odeon::Handler)s, `tell`, `ActorRef`s inside messages,
-//! `cx.myself()` for "self", `cx.defer` for "send to my own mailbox" and `cx.stop()` for
+//! `cx.myself()` for "self", `cx.notify` for "send to my own mailbox" and `cx.stop()` for
 //! Savina's *exit*, on the default system (one worker per core).
 //!
 //! # Timing and termination

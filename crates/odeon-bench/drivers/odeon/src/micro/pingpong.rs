@@ -72,7 +72,7 @@ impl Handler<SendPong> for PingActor {
         self.pongs_received += 1;
         if self.pings_left > 0 {
             // Behind whatever is already queued, and without taking a reference.
-            let _ = cx.defer(Ping);
+            let _ = cx.notify(Ping);
         } else {
             let _ = self.pong.tell(Stop);
             let _ = self.done.send(Report::Ping {
