@@ -164,7 +164,7 @@ pub mod fuzzing;
 mod inline;
 pub mod interface;
 pub mod membership;
-mod metrics;
+pub mod metrics;
 // Not wired to links yet: see its docs.
 mod migration;
 mod node;
@@ -172,7 +172,7 @@ mod throttle;
 pub mod transport;
 pub mod wire;
 
-pub use metrics::Metrics;
+pub use metrics::{DurationHistogram, Metrics, MigrationStats};
 pub use migration::api::{
     MigrateError, MigrateExt, MigrateFailure, MigrateFromHandler, MigrateRefusal, MigrateResult,
     Migration, Moved,
