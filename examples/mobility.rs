@@ -22,9 +22,14 @@ fn main() -> ExitCode {
     match demo::run(10, 2_000) {
         Ok(s) => {
             println!(
-                "ok: {} messages from 2 senders, each exactly once and in order, across {} moves",
+                "ok: {} messages ({} from a, {} from b), each exactly once and in order, \
+                 across {} moves ({} from a, {} from b)",
                 s.counted,
-                s.arrivals.len()
+                s.sent[0],
+                s.sent[1],
+                s.arrivals.len(),
+                s.moved[0],
+                s.moved[1]
             );
             ExitCode::SUCCESS
         }
