@@ -60,10 +60,14 @@ pub const MIGRATION_DURATION_BUCKETS_US: [u64; 10] = [
 /// Counts of live migrations, kept by the node that had the actor (the source), and
 /// of the messages this node forwarded to actors that moved on.
 ///
-/// Every move that is asked for is counted exactly once, as moved, refused (nothing
-/// moved: [`MigrateError::Refused`]) or failed ([`MigrateError::Failed`]), when its
-/// outcome is known at the source. Each move is also traced there: a `migration`
-/// span with `duration_us`, `state_bytes`, `queued`, `held`, `epoch` and `outcome`.
+/// Every move that reached the actor's turn on this node is counted once, as moved,
+/// refused (nothing moved: [`MigrateError::Refused`]) or failed
+/// ([`MigrateError::Failed`]), when its outcome is known here. A request turned down
+/// before it reached the actor (a ref to an actor on another node, no node on the
+/// ref's system) is only answered to its caller. Each move is also traced here: a
+/// `migration` span (`actor`, `actor_type`, `from`, `to`) whose end fills in `epoch`,
+/// `duration_us`, `state_bytes`, `queued`, `held` and `outcome`, with a `migration
+/// ended` event inside it that carries the same fields.
 ///
 /// ```
 /// use odeon_remote::{Node, Secret};

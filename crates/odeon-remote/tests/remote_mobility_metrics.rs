@@ -287,3 +287,37 @@ fn refused_moves_count_as_refused_and_nothing_as_moved() {
     assert_eq!(to_a[0]["outcome"], "refused");
     assert!(!to_a[0].contains_key("epoch"), "{to_a:?}");
 }
+
+#[test]
+fn a_sender_that_first_sends_after_the_move_is_forwarded_by_the_node_the_actor_left() {
+    events();
+    let a = start("fa", &[], true);
+    let b = start("fb", &[a.addr()], true);
+    let c = start("fc", &[a.addr()], true);
+    for m in [&a, &b, &c] {
+        eventually(WAIT, || (m.node().peers().len() == 2).then_some(())).expect("linked");
+    }
+    let hop = a.system.spawn(Hop::default());
+    a.node().register("hop", &hop).unwrap();
+    let from_c = eventually(WAIT, || {
+        c.system.block_on(c.node().lookup::<Hop>("hop")).ok()
+    })
+    .expect("found");
+    // c has sent nothing yet: it is no holder of a's, so the commit hints it nothing,
+    // and its route still leads to the birth node.
+    a.system
+        .block_on(hop.migrate_to(b.node().id()))
+        .expect("moves");
+    assert_eq!(a.node().metrics().migrations().forwarded_frames(), 0);
+    for n in 0..5 {
+        from_c.tell(Note(n)).unwrap();
+    }
+    let (at, seen) = c.system.block_on(from_c.ask(Here)).unwrap();
+    assert_eq!((at.as_str(), seen), ("fb", (0..5).collect::<Vec<_>>()));
+    // At least c's first message went through a (later ones may take the repaired,
+    // direct route); a forwards only for others, so b and c count none.
+    let forwarded = a.node().metrics().migrations().forwarded_frames();
+    assert!((1..=6).contains(&forwarded), "{forwarded}");
+    assert_eq!(b.node().metrics().migrations().forwarded_frames(), 0);
+    assert_eq!(c.node().metrics().migrations().forwarded_frames(), 0);
+}
