@@ -167,10 +167,14 @@ fn interleaved(
     mut run: impl FnMut(usize) -> Result<f64, String>,
 ) -> Result<Samples, String> {
     let mut samples: Samples = Default::default();
-    for round in 0..rounds {
+    // Round 0 warms up (allocator, worker threads, caches) and is not counted.
+    for round in 0..=rounds {
         for i in 0..3 {
             let kind = (i + round) % 3;
-            samples[kind].push(run(kind)?);
+            let x = run(kind)?;
+            if round > 0 {
+                samples[kind].push(x);
+            }
         }
     }
     Ok(samples)

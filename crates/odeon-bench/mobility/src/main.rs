@@ -29,10 +29,11 @@ benchmarks (one process; the nodes are linked over loopback):
   queued           one actor with 10,000 queued messages moving to another node
 
 options (defaults are small: each benchmark runs in seconds):
-  --rounds R       interleaved rounds of thread-ring and create      (default 5)
+  --rounds R       interleaved rounds of thread-ring and create,
+                   after one warm-up round that is not counted       (default 7)
   --ring N         actors in the ring                                (default 503)
-  --hops H         token hops per thread-ring run                    (default 200000)
-  --create N       actors created per create run                     (default 20000)
+  --hops H         token hops per thread-ring run                    (default 2000000)
+  --create N       actors created per create run                     (default 100000)
   --actors A,B,..  actor counts of migration-rings                   (default 1,10,100)
   --moves M        moves per actor in migration-rings and big-state  (default 100)
   --state-bytes B  the state of big-state                            (default 1048576)
@@ -66,10 +67,10 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
         benches: Vec::new(),
         local: LocalSizes {
-            rounds: 5,
+            rounds: 7,
             ring: 503,
-            hops: 200_000,
-            create: 20_000,
+            hops: 2_000_000,
+            create: 100_000,
         },
         actors: vec![1, 10, 100],
         moves: 100,
