@@ -5,6 +5,7 @@
 //! odeon-node gen-secret
 //! ODEON_SECRET=... odeon-node serve --name a [--listen 127.0.0.1:7400] [--seed ADDR]...
 //! ODEON_SECRET=... odeon-node probe --name b --seed ADDR
+//! ODEON_SECRET=... odeon-node migrate --name b --seed ADDR
 //! ```
 //! `gen-secret` prints a new random cluster secret (32 random bytes as 64 hex
 //! characters) to give every node as `ODEON_SECRET`. `serve` hosts a `Tally` registered
@@ -14,7 +15,10 @@
 //! stdin closed: under systemd, in a container, or in the background. `probe` finds
 //! `tally` through its seed, adds 1..=10, asks the total, spawns a tally on the seed's
 //! node, then watches `tally` and keeps asking it until the serving node is gone,
-//! printing what it observes. Output lines are stable: tests read them.
+//! printing what it observes. `migrate` finds the mobile `counter` that `serve` also
+//! hosts, moves it to this process's node (live: its state and mailbox travel, refs
+//! to it keep working), sends it ten numbered messages there, and moves it back home
+//! before leaving. Output lines are stable: tests read them.
 //!
 //! Both modes take `--listen ADDR`, the address to bind (default `127.0.0.1:0`;
 //! `0.0.0.0:PORT` binds every interface), and `--advertise ADDR`, the address other
@@ -22,6 +26,8 @@
 //! Links (TCP) and gossip (UDP) share the bound port; open it for both. The first
 //! output line, `listening ADDR`, gives the advertised address.
 
+#[path = "../mobility/counter.rs"]
+mod counter;
 #[path = "tally.rs"]
 mod tally;
 
@@ -29,9 +35,20 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use odeon::{AskError, System};
+use counter::{Counter, GoTo, Numbered, Report, Whereabouts};
+use odeon::{ActorRef, AskError, System};
 use odeon_remote::{Node, Secret};
 use tally::{Add, Notices, Tally, Total, WatchIt, Watcher};
+
+const USAGE: &str = "\
+usage: odeon-node gen-secret
+       odeon-node serve|probe|migrate --name N [--listen A] [--advertise A] [--seed A]...
+
+  gen-secret  print a new cluster secret (give it to every node as ODEON_SECRET)
+  serve       host `tally` and the mobile `counter`; run until SIGINT/SIGTERM
+  probe       find `tally` through --seed, use it, watch it until its node is gone
+  migrate     move `counter` here from wherever it runs, send it ten messages here,
+              move it back home, exit (live migration between two processes)";
 
 struct Args {
     mode: String,
@@ -43,11 +60,9 @@ struct Args {
 
 fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let mode = it.next().ok_or(
-        "usage: odeon-node gen-secret | odeon-node serve|probe --name N [--listen A] [--seed A]...",
-    )?;
-    if mode != "serve" && mode != "probe" {
-        return Err(format!("unknown mode {mode:?} (serve or probe)"));
+    let mode = it.next().ok_or(USAGE)?;
+    if !["serve", "probe", "migrate"].contains(&mode.as_str()) {
+        return Err(format!("unknown mode {mode:?}\n{USAGE}"));
     }
     let mut args = Args {
         mode,
@@ -78,6 +93,10 @@ fn parse() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    if let Some("--help" | "-h" | "help") = std::env::args().nth(1).as_deref() {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     if std::env::args().nth(1).as_deref() == Some("gen-secret") {
         // Hex text: the bytes are ASCII.
         println!("{}", String::from_utf8_lossy(Secret::generate().expose()));
@@ -111,7 +130,9 @@ fn main() -> ExitCode {
         .listen(args.listen)
         .secret(secret)
         .lost_after(Duration::from_secs(1))
-        .spawnable::<Tally>();
+        .spawnable::<Tally>()
+        .mobile::<Counter>();
+    counter::name_system(system.handle(), &args.name);
     if let Some(a) = args.advertise {
         builder = builder.advertise(a);
     }
@@ -129,10 +150,10 @@ fn main() -> ExitCode {
         }
     };
     println!("listening {}", node.listen_addr());
-    let code = if args.mode == "serve" {
-        serve(&system, node)
-    } else {
-        probe(&system, &node)
+    let code = match args.mode.as_str() {
+        "serve" => serve(&system, node),
+        "migrate" => migrate(&system, &node),
+        _ => probe(&system, &node),
     };
     system.shutdown();
     code
@@ -148,6 +169,11 @@ fn serve(system: &System, node: Node) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let counter = system.spawn(Counter::default());
+    if let Err(e) = node.register("counter", &counter) {
+        eprintln!("odeon-node: {e}");
+        return ExitCode::from(1);
+    }
     let tally = system.spawn(Tally::default());
     if let Err(e) = node.register("tally", &tally) {
         eprintln!("odeon-node: {e}");
@@ -299,5 +325,86 @@ fn probe(system: &System, node: &Node) -> ExitCode {
     } else {
         eprintln!("odeon-node: the serving node's loss was not observed in time");
         ExitCode::from(1)
+    }
+}
+
+/// `migrate`: the counter comes here, counts ten messages here, and goes home.
+fn migrate(system: &System, node: &Node) -> ExitCode {
+    match migrate_steps(system, node) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("odeon-node: migrate: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn migrate_steps(system: &System, node: &Node) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let counter = loop {
+        match system.block_on(node.lookup::<Counter>("counter")) {
+            Ok(c) => break c,
+            Err(e) if Instant::now() > deadline => return Err(format!("lookup: {e}")),
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    };
+    let (home, _) = system
+        .block_on(counter.ask(Whereabouts))
+        .map_err(|e| format!("ask: {e}"))?;
+    println!("counter on {home}");
+    // A sender number no earlier run used: each sender's numbers start at 0.
+    let before = system
+        .block_on(counter.ask(Report))
+        .map_err(|e| format!("ask: {e}"))?;
+    let sender = before.next.keys().max().map_or(1, |s| s + 1);
+    let here = node.id().clone();
+    go_and_wait(system, &counter, &here, deadline)?;
+    println!("counter moved to {}", here.name);
+    for n in 0..10 {
+        counter
+            .tell(Numbered { sender, n })
+            .map_err(|e| format!("tell: {e}"))?;
+    }
+    let after = system
+        .block_on(counter.ask(Report))
+        .map_err(|e| format!("ask: {e}"))?;
+    if !after.errors.is_empty() || after.next.get(&sender) != Some(&10) {
+        return Err(format!("the counter saw {after:?}"));
+    }
+    println!(
+        "counted {} in all, {} of them here",
+        after.count,
+        after.count - before.count
+    );
+    let home_id = node
+        .peers()
+        .into_iter()
+        .find(|p| p.name == home)
+        .ok_or_else(|| format!("{home} is not a peer"))?;
+    go_and_wait(system, &counter, &home_id, deadline)?;
+    println!("counter back on {home}");
+    Ok(())
+}
+
+/// Tells the counter to move to `to` and waits until it answers from there.
+fn go_and_wait(
+    system: &System,
+    counter: &ActorRef<Counter>,
+    to: &odeon_remote::wire::NodeId,
+    deadline: Instant,
+) -> Result<(), String> {
+    counter
+        .tell(GoTo(to.clone()))
+        .map_err(|e| format!("tell: {e}"))?;
+    loop {
+        if let Ok((at, _)) = system.block_on(counter.ask(Whereabouts))
+            && at == to.name
+        {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!("the counter did not reach {}", to.name));
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }

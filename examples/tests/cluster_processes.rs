@@ -109,3 +109,30 @@ fn a_process_with_the_wrong_secret_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot link"), "{err}");
 }
+
+#[test]
+fn the_mobile_counter_moves_to_another_process_and_back_twice() {
+    let wait = Duration::from_secs(60);
+    let server = Proc::start(&["serve", "--name", "home"]);
+    let addr = server
+        .expect("listening ", wait)
+        .trim_start_matches("listening ")
+        .to_string();
+    server.expect("registered tally", wait);
+    // Twice: the second run finds the counter back home, with the first run's count.
+    for (name, total) in [("visitor1", 10), ("visitor2", 20)] {
+        let mut migrate = Proc::start(&["migrate", "--name", name, "--seed", &addr]);
+        assert_eq!(migrate.expect("counter on", wait), "counter on home");
+        assert_eq!(
+            migrate.expect("counter moved", wait),
+            format!("counter moved to {name}")
+        );
+        assert_eq!(
+            migrate.expect("counted", wait),
+            format!("counted {total} in all, 10 of them here")
+        );
+        assert_eq!(migrate.expect("counter back", wait), "counter back on home");
+        let status = migrate.child.wait().expect("migrate exits");
+        assert!(status.success(), "{status:?}");
+    }
+}

@@ -153,7 +153,7 @@ pub mod interface;
 // Internal, hidden from the docs: public for fuzz/ and the benchmarks only.
 #[doc(hidden)]
 pub mod membership;
-mod metrics;
+pub mod metrics;
 // Not wired to links yet: see its docs.
 mod migration;
 mod node;
@@ -165,7 +165,7 @@ pub mod transport;
 #[doc(hidden)]
 pub mod wire;
 
-pub use metrics::Metrics;
+pub use metrics::{DurationHistogram, Metrics, MigrationStats};
 pub use migration::api::{
     MigrateError, MigrateExt, MigrateFailure, MigrateFromHandler, MigrateRefusal, MigrateResult,
     Migration, Moved,

@@ -20,7 +20,7 @@ struct Looper {
 impl Actor for Looper {
     fn started(&mut self, cx: &mut Context<Self>) {
         self.started.fetch_add(1, Ordering::SeqCst);
-        let _ = cx.defer(Fail);
+        let _ = cx.notify(Fail);
     }
 }
 

@@ -32,6 +32,7 @@ use tokio::sync::oneshot;
 use super::api::{MigrateError, MigrateFailure, MigrateResult, Moved};
 use super::entry::{MobileEntry, MoveFailed, Out};
 use super::stub::Stub;
+use super::trace::Carried;
 use crate::interface::{DecodeReply, ErasedRef, Interface, Mobility, ReplyRoute};
 use crate::node::{NodeInner, Pending};
 use crate::wire::{NodeId, Outcome, QueuedMessage, Traffic, WireFailure, WireRef};
@@ -72,8 +73,23 @@ pub(crate) struct Moving {
     /// Messages the entry held at commit (frames that arrived while frozen).
     pub(crate) held: usize,
     pub(crate) bytes: usize,
+    /// The encoded state alone, in bytes (traced).
+    pub(crate) state_bytes: usize,
     pub(crate) started: Instant,
     pub(crate) caller: Option<oneshot::Sender<MigrateResult>>,
+    /// The move's `migration` span (design §3.9), closed at commit or abort.
+    pub(crate) span: tracing::Span,
+}
+
+impl Moving {
+    /// What the move carried, for its trace.
+    fn carried(&self) -> Carried {
+        Carried {
+            state_bytes: self.state_bytes,
+            queued: self.snapshot_len,
+            held: self.held,
+        }
+    }
 }
 
 impl Mobile {
@@ -174,6 +190,11 @@ impl NodeInner {
         match out {
             Out::Send { to, frame } => match self.known_peer(&to) {
                 Some(peer) => {
+                    if let Traffic::Relay { msg, .. } = &frame
+                        && msg.origin != self.me
+                    {
+                        self.migration_stats.forwarded();
+                    }
                     if let Err(e) = peer.send(&frame) {
                         tracing::warn!(peer = %to, error = %e, "mobility frame not sent");
                     }
@@ -289,6 +310,7 @@ impl NodeInner {
         let Some(m) = d.moving.take_if(|m| m.migration == migration) else {
             return;
         };
+        let carried = m.carried();
         self.forget_migration(mobile, migration);
         let stub = Arc::new(Stub {
             node: Arc::downgrade(self),
@@ -304,6 +326,8 @@ impl NodeInner {
             }
         }
         tracing::info!(token = mobile.token, %to, epoch, bytes = m.bytes, "actor moved");
+        let took = m.started.elapsed();
+        self.migration_ended(&m.span, &to, Some(epoch), carried, Some(took), None);
         if let Some(caller) = m.caller {
             let _ = caller.send(Ok(Moved {
                 from: self.me.clone(),
@@ -311,7 +335,7 @@ impl NodeInner {
                 epoch,
                 bytes: m.bytes,
                 queued: m.snapshot_len + m.held,
-                took: m.started.elapsed(),
+                took,
             }));
         }
     }
@@ -335,6 +359,9 @@ impl NodeInner {
             MoveFailed::Timeout => MigrateFailure::Timeout(self.settings.request_timeout).into(),
         };
         tracing::info!(token = mobile.token, %error, "move abandoned; the actor resumes");
+        let epoch = Some(d.entry.epoch);
+        let took = Some(m.started.elapsed());
+        self.migration_ended(&m.span, &m.target, epoch, m.carried(), took, Some(&error));
         // The core restores the snapshot and what its cell held; the entry's own held
         // frames follow them (the snapshot's copies in `messages` are skipped).
         m.frozen.resume(Box::new(error.clone()));

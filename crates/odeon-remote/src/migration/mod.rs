@@ -156,6 +156,7 @@ pub(crate) mod repair;
 pub(crate) mod route;
 pub(crate) mod source;
 pub(crate) mod stub;
+pub(crate) mod trace;
 
 #[cfg(test)]
 mod tests;

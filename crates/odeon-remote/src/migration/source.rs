@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 use super::api::{MigrateError, MigrateFailure, MigrateRefusal, MigrateResult, Migration};
 use super::driver::{Mobile, Moving};
 use super::handover::FreezeError;
+use super::trace::{self, Carried};
 use crate::interface::Interface;
 use crate::node::{NodeInner, node_of};
 use crate::wire::{NodeId, QueuedMessage};
@@ -87,6 +88,18 @@ impl MoveRequest for MoveReq {
             NotFrozen::Replaced => MigrateRefusal::Replaced.into(),
             _ => MigrateFailure::Stopped.into(),
         };
+        if let Some(node) = self.node.upgrade() {
+            let m = &self.mobile;
+            let span = trace::span(&node.me, m.token, m.interface.actor_type, &self.to);
+            node.migration_ended(
+                &span,
+                &self.to,
+                None,
+                Carried::default(),
+                None,
+                Some(&error),
+            );
+        }
         if let Some(caller) = self.caller {
             let _ = caller.send(Err(error));
         }
@@ -102,6 +115,20 @@ fn refuse(actor: FrozenActor, caller: Option<oneshot::Sender<MigrateResult>>, e:
 }
 
 impl NodeInner {
+    /// Refused or failed before the freeze: counted and traced here, then as [`refuse`].
+    fn refuse_here(
+        &self,
+        mobile: &Mobile,
+        to: &NodeId,
+        actor: FrozenActor,
+        caller: Option<oneshot::Sender<MigrateResult>>,
+        e: MigrateError,
+    ) {
+        let span = trace::span(&self.me, mobile.token, mobile.interface.actor_type, to);
+        self.migration_ended(&span, to, None, Carried::default(), None, Some(&e));
+        refuse(actor, caller, e);
+    }
+
     /// A target that never answers must not keep the actor frozen: after the request
     /// timeout the source aborts (`MigrateAbort`) and resumes, unless the move ended
     /// first (then the entry ignores the timeout).
@@ -128,14 +155,18 @@ impl NodeInner {
         caller: Option<oneshot::Sender<MigrateResult>>,
     ) {
         if *to == self.me {
-            return refuse(
+            return self.refuse_here(
+                mobile,
+                to,
                 actor,
                 caller,
                 MigrateRefusal::AlreadyThere(to.clone()).into(),
             );
         }
         if self.known_peer(to).is_none() {
-            return refuse(
+            return self.refuse_here(
+                mobile,
+                to,
                 actor,
                 caller,
                 MigrateRefusal::Unreachable(to.clone()).into(),
@@ -152,7 +183,9 @@ impl NodeInner {
                 Err(local) => {
                     drop(d);
                     let message = local.type_name.to_string();
-                    return refuse(
+                    return self.refuse_here(
+                        mobile,
+                        to,
                         actor,
                         caller,
                         MigrateRefusal::LocalOnlyMail { message }.into(),
@@ -205,16 +238,23 @@ impl NodeInner {
             Ok(v) => v,
             Err(e) => {
                 drop(d);
-                return refuse(actor, caller, e);
+                return self.refuse_here(mobile, to, actor, caller, e);
             }
         };
         let state = match (mobile.mobility.encode_state)(actor.state(), &*codec) {
             Ok(s) => s,
             Err(e) => {
                 drop(d);
-                return refuse(actor, caller, MigrateFailure::Encode(e).into());
+                return self.refuse_here(
+                    mobile,
+                    to,
+                    actor,
+                    caller,
+                    MigrateFailure::Encode(e).into(),
+                );
             }
         };
+        let state_bytes = state.len();
         let bytes = state.len() + msgs.iter().map(|m| m.payload.len()).sum::<usize>();
         let snapshot_len = msgs.len();
         let migration = self.next_request();
@@ -231,8 +271,10 @@ impl NodeInner {
                     snapshot_len,
                     held: 0,
                     bytes,
+                    state_bytes,
                     started: Instant::now(),
                     caller,
+                    span: trace::span(&self.me, mobile.token, mobile.interface.actor_type, to),
                 });
                 self.perform(mobile, &mut d, outs);
                 drop(d);
@@ -245,7 +287,7 @@ impl NodeInner {
                     FreezeError::Unreachable(n) => MigrateRefusal::Unreachable(n).into(),
                     FreezeError::NotHost => MigrateRefusal::NotHere.into(),
                 };
-                refuse(actor, caller, e);
+                self.refuse_here(mobile, to, actor, caller, e);
             }
         }
     }

@@ -377,6 +377,7 @@ impl NodeBuilder {
             mobile: Mutex::new(HashMap::new()),
             migrations: Mutex::new(HashMap::new()),
             mobile_asks: Mutex::new(HashMap::new()),
+            migration_stats: Arc::default(),
             this: weak.clone(),
         });
         super::register_node(&inner);
@@ -395,7 +396,11 @@ impl NodeBuilder {
             .map_err(|e| NodeError::Membership(e.to_string()))?
             .map_err(|e| NodeError::Membership(e.to_string()))?;
         let events = membership.subscribe();
-        let metrics = Metrics::new(link_stats, membership.stats().clone());
+        let metrics = Metrics::new(
+            link_stats,
+            membership.stats().clone(),
+            inner.migration_stats.clone(),
+        );
         let watching = io.spawn(follow_members(Arc::downgrade(&inner), events));
         let node = Node {
             bound,

@@ -151,6 +151,8 @@ pub(crate) struct NodeInner {
     /// Asks sent through a mobile entry, by request id: answered by whichever node
     /// hosts the actor, so not in a per-peer table.
     pub(crate) mobile_asks: Mutex<HashMap<u64, Pending>>,
+    /// Moves this node was the source of, and messages it forwarded (`Metrics`).
+    pub(crate) migration_stats: Arc<crate::metrics::MigrationStats>,
     /// This node, for callers that hold only `&self` (losing a peer).
     pub(crate) this: std::sync::Weak<NodeInner>,
 }

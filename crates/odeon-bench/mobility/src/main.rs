@@ -1,0 +1,177 @@
+//! `odeon-mobility-bench`: SALSA Lite's mobility benchmarks on odeon (issue 14).
+//! See [`HELP`] (`odeon-mobility-bench --help`).
+
+mod local;
+mod moves;
+mod stats;
+
+use std::process::ExitCode;
+
+use local::LocalSizes;
+
+/// The help text.
+const HELP: &str = "\
+odeon-mobility-bench: what mobility costs in odeon (SALSA Lite's benchmarks, issue 14)
+
+usage: odeon-mobility-bench <bench>... [options]
+       odeon-mobility-bench all [options]
+
+benchmarks (one process; the nodes are linked over loopback):
+  thread-ring      a token round a ring of plain, remote-capable and mobile actors:
+                   nanoseconds per message, interleaved rounds, median [min-max]
+                   (targets: remote-capable +0%, mobile at most +5%)
+  create           creating plain, remote-capable and mobile actors: ns per actor
+                   (targets: remote-capable at most +10%, mobile at most +50%)
+  migration-rings  N actors each moving M times round three nodes, all at once:
+                   moves per second, per-move latency p50/p99 (asked to arrived)
+                   (targets: p50 under 200 us, at least 10,000 moves/s)
+  big-state        one actor with a big state (1 MiB) moving round three nodes
+  queued           one actor with 10,000 queued messages moving to another node
+
+options (defaults are small: each benchmark runs in seconds):
+  --rounds R       interleaved rounds of thread-ring and create,
+                   after one warm-up round that is not counted       (default 7)
+  --ring N         actors in the ring                                (default 503)
+  --hops H         token hops per thread-ring run                    (default 2000000)
+  --create N       actors created per create run                     (default 100000)
+  --actors A,B,..  actor counts of migration-rings                   (default 1,10,100)
+  --moves M        moves per actor in migration-rings and big-state  (default 100)
+  --state-bytes B  the state of big-state                            (default 1048576)
+  --queued Q       queued messages of queued                         (default 10000)
+  --repeat K       moves measured by queued                          (default 5)
+
+Build with --release: `cargo run --release -p odeon-mobility-bench -- all`.
+Numbers from a shared or loaded machine are only indicative.";
+
+/// The parsed command line.
+#[derive(Debug)]
+struct Args {
+    benches: Vec<String>,
+    local: LocalSizes,
+    actors: Vec<usize>,
+    moves: u32,
+    state_bytes: usize,
+    queued: u64,
+    repeat: u32,
+}
+
+const BENCHES: [&str; 5] = [
+    "thread-ring",
+    "create",
+    "migration-rings",
+    "big-state",
+    "queued",
+];
+
+fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
+    let mut a = Args {
+        benches: Vec::new(),
+        local: LocalSizes {
+            rounds: 7,
+            ring: 503,
+            hops: 2_000_000,
+            create: 100_000,
+        },
+        actors: vec![1, 10, 100],
+        moves: 100,
+        state_bytes: 1 << 20,
+        queued: 10_000,
+        repeat: 5,
+    };
+    fn num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
+        let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
+        v.parse()
+            .map_err(|_| format!("{flag}: {v:?} is not a number"))
+    }
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--rounds" => a.local.rounds = num::<usize>(&arg, it.next())?.max(1),
+            "--ring" => a.local.ring = num::<usize>(&arg, it.next())?.max(2),
+            "--hops" => a.local.hops = num(&arg, it.next())?,
+            "--create" => a.local.create = num::<usize>(&arg, it.next())?.max(1),
+            "--actors" => {
+                let v = it.next().ok_or("--actors needs a value")?;
+                a.actors = v
+                    .split(',')
+                    .map(|n| n.trim().parse::<usize>().map(|n| n.max(1)))
+                    .collect::<Result<_, _>>()
+                    .map_err(|_| format!("--actors: {v:?} is not a list of numbers"))?;
+            }
+            "--moves" => a.moves = num::<u32>(&arg, it.next())?.max(1),
+            "--state-bytes" => a.state_bytes = num(&arg, it.next())?,
+            "--queued" => a.queued = num(&arg, it.next())?,
+            "--repeat" => a.repeat = num::<u32>(&arg, it.next())?.max(1),
+            "all" => a.benches.extend(BENCHES.map(String::from)),
+            b if BENCHES.contains(&b) => a.benches.push(b.to_string()),
+            other => return Err(format!("unknown argument {other:?} (see --help)")),
+        }
+    }
+    if a.benches.is_empty() {
+        return Err("name a benchmark, or all (see --help)".into());
+    }
+    Ok(a)
+}
+
+fn run(a: &Args) -> Result<(), String> {
+    for bench in &a.benches {
+        match bench.as_str() {
+            "thread-ring" => local::thread_ring(a.local)?,
+            "create" => local::create(a.local)?,
+            "migration-rings" => moves::migration_rings(&a.actors, a.moves)?,
+            "big-state" => moves::big_state(a.state_bytes, a.moves.min(20))?,
+            _ => moves::queued(a.queued, a.repeat)?,
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1).peekable();
+    if args
+        .peek()
+        .is_none_or(|a| a == "--help" || a == "-h" || a == "help")
+    {
+        println!("{HELP}");
+        return ExitCode::SUCCESS;
+    }
+    match parse(args).and_then(|a| run(&a)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("odeon-mobility-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Result<Args, String> {
+        parse(s.split_whitespace().map(String::from))
+    }
+
+    #[test]
+    fn the_command_line_is_read() {
+        let a = args("thread-ring queued --rounds 3 --actors 1,32 --queued 7").unwrap();
+        assert_eq!(a.benches, ["thread-ring", "queued"]);
+        assert_eq!(a.local.rounds, 3);
+        assert_eq!(a.actors, [1, 32]);
+        assert_eq!(a.queued, 7);
+        assert_eq!(args("all").unwrap().benches.len(), BENCHES.len());
+        assert!(args("").is_err());
+        assert!(args("warp").is_err());
+        assert!(args("create --rounds x").is_err());
+    }
+
+    /// Every benchmark, tiny: they run to the end and their checks pass.
+    #[test]
+    fn every_benchmark_runs_at_a_tiny_size() {
+        let a = args(
+            "all --rounds 1 --ring 4 --hops 100 --create 10 --actors 1,3 --moves 4 \
+             --state-bytes 4096 --queued 50 --repeat 1",
+        )
+        .unwrap();
+        run(&a).unwrap();
+    }
+}
