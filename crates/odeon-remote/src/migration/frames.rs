@@ -119,10 +119,14 @@ impl NodeInner {
     pub(crate) fn mobile_node_lost(self: &Arc<Self>, lost: &crate::wire::NodeId) {
         let all: Vec<Arc<Mobile>> = self.mobile.lock().values().cloned().collect();
         for mobile in all {
-            let mut d = mobile.state.lock();
-            let outs = d.entry.node_lost(lost);
-            self.perform(&mobile, &mut d, outs);
+            {
+                let mut d = mobile.state.lock();
+                let outs = d.entry.node_lost(lost);
+                self.perform(&mobile, &mut d, outs);
+            }
+            self.control_node_lost(&mobile, lost);
         }
+        self.asks_node_lost(lost);
     }
 
     /// A mobility frame from `peer`.
@@ -151,8 +155,20 @@ impl NodeInner {
             | Traffic::MigrateRefused { migration, .. }
             | Traffic::MigrateCommit { migration, .. }
             | Traffic::MigrateAbort { migration } => by_move(*migration),
-            // Ask bindings (§3.3) only matter when a node is lost: not wired yet.
-            Traffic::AskAt { .. } => return,
+            // Ask and watch bindings (§3.3, §3.5): the node's tables, not an entry's.
+            Traffic::AskAt {
+                request,
+                at,
+                hops,
+                confirmed,
+            } => return self.rebind_ask(*request, &peer.id, at, *hops, *confirmed),
+            Traffic::WatchAt {
+                actor,
+                key,
+                at,
+                hops,
+                ..
+            } => return self.receive_watch_at(*actor, *key, at, *hops),
             other => {
                 tracing::warn!(peer = %peer.id, frame = ?other, "mobility frame not yet handled; ignored");
                 return;
@@ -187,6 +203,8 @@ impl NodeInner {
             migration,
             actor,
             state,
+            watchers,
+            links,
             ..
         } = &frame
         else {
@@ -222,6 +240,7 @@ impl NodeInner {
                 Mobile::new(entry, interface, mobility, None)
             })
             .clone();
+        *mobile.control.incoming.lock() = Some((migration, (watchers.clone(), links.clone())));
         let mut d = mobile.state.lock();
         d.arriving = Some((migration, decoded));
         self.migrations

@@ -148,6 +148,8 @@
 #![allow(dead_code)]
 
 pub(crate) mod api;
+pub(crate) mod binding;
+pub(crate) mod control;
 pub(crate) mod driver;
 pub(crate) mod entry;
 pub(crate) mod frames;

@@ -377,6 +377,7 @@ impl NodeBuilder {
             mobile: Mutex::new(HashMap::new()),
             migrations: Mutex::new(HashMap::new()),
             mobile_asks: Mutex::new(HashMap::new()),
+            ask_bindings: Mutex::new(HashMap::new()),
             this: weak.clone(),
         });
         super::register_node(&inner);

@@ -151,6 +151,8 @@ pub(crate) struct NodeInner {
     /// Asks sent through a mobile entry, by request id: answered by whichever node
     /// hosts the actor, so not in a per-peer table.
     pub(crate) mobile_asks: Mutex<HashMap<u64, Pending>>,
+    /// Where each of `mobile_asks` may be (design §3.3; `migration/binding.rs`).
+    pub(crate) ask_bindings: Mutex<HashMap<u64, crate::migration::binding::Binding>>,
     /// This node, for callers that hold only `&self` (losing a peer).
     pub(crate) this: std::sync::Weak<NodeInner>,
 }
