@@ -236,7 +236,9 @@ impl<A: Actor> Cell<A> {
                     if bits & KILL_REQUESTED != 0 {
                         route.kill(reason);
                     } else {
-                        route.stop(reason);
+                        // In mailbox order: the stub forwards what was sent before
+                        // this stop first, so the actor handles it before stopping.
+                        self.signal(move |_| route.stop(reason));
                     }
                 }
                 return;

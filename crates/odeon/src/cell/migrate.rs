@@ -581,7 +581,11 @@ impl<A: Actor> FrozenCell for Frozen<A> {
         cell.shared.actor_stopped();
         match pending_stop {
             Some((reason, true)) => route.kill(reason),
-            Some((reason, false)) => route.stop(reason),
+            // After what was pushed while frozen (the stub forwards it first).
+            Some((reason, false)) => {
+                let route = route.clone();
+                cell.signal(move |_| route.stop(reason));
+            }
             None => {}
         }
         cell.hand_back();
