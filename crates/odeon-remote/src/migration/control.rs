@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use super::api::{MigrateFailure, MigrateResult, Migration};
-use super::binding::hops_newer;
+use super::binding::Binding;
 use super::driver::{Driver, Mobile};
 use crate::interface::ErasedRef;
 use crate::node::{NodeInner, Pending};
@@ -99,8 +99,8 @@ type Notify = Box<dyn FnOnce(Terminated) + Send>;
 /// A watch this node made of the actor: its callback and where it is bound.
 pub(crate) struct WatchRecord {
     notify: Notify,
-    /// The node that reported hosting the actor last, and its hop count (the epoch).
-    at: Option<(NodeId, u8)>,
+    /// The nodes that may host the actor, as `WatchAt` reports say (hops: the epoch).
+    at: Binding,
 }
 
 /// The per-actor control state of one node (beside its entry, own locks: callbacks
@@ -207,7 +207,10 @@ impl NodeInner {
         notify: Notify,
     ) {
         let key = key.as_u64();
-        let record = WatchRecord { notify, at: None };
+        let record = WatchRecord {
+            notify,
+            at: Binding::default(),
+        };
         mobile.control.watches.lock().insert(key, record);
         self.mobile_control(mobile, Control::Watch { key });
     }
@@ -275,11 +278,8 @@ impl NodeInner {
             Control::Watch { key } => {
                 mobile.control.watchers.lock().insert((origin.clone(), key));
                 self.arm(mobile, local);
-                if origin == self.me {
-                    self.watch_at(mobile, key, &origin);
-                } else {
-                    self.report_watch(mobile, &origin, key);
-                }
+                let hops = self.hosted_epoch(mobile);
+                self.report_watch(mobile, &origin, key, &self.me.clone(), hops, true);
             }
             Control::Unwatch { key } => {
                 mobile.control.watchers.lock().remove(&(origin, key));
@@ -314,31 +314,69 @@ impl NodeInner {
         }
     }
 
-    /// Tells the watcher node `to` that this node hosts the actor now.
-    fn report_watch(&self, mobile: &Mobile, to: &NodeId, key: u64) {
-        let hops = mobile.control.epoch.load(Ordering::Acquire) as u8;
+    /// The epoch this node hosts the actor at: the hop count of its `WatchAt`s (a
+    /// byte, compared in serial-number order, so it keeps ordering past 255 moves).
+    fn hosted_epoch(&self, mobile: &Mobile) -> u8 {
+        mobile.control.epoch.load(Ordering::Acquire) as u8
+    }
+
+    /// Tells the watcher node `to` where its watch `key` is: received by `at` (this
+    /// node, `confirmed`), or sent to `at` by this node (a commit).
+    fn report_watch(
+        &self,
+        mobile: &Mobile,
+        to: &NodeId,
+        key: u64,
+        at: &NodeId,
+        hops: u8,
+        confirmed: bool,
+    ) {
+        if *to == self.me {
+            return self.bind_watch(mobile, key, &self.me, at, hops, confirmed);
+        }
         if let Some(peer) = self.known_peer(to) {
             let _ = peer.send(&Traffic::WatchAt {
                 actor: mobile.wire.id,
                 key,
-                at: self.me.clone(),
+                at: at.clone(),
                 hops,
-                confirmed: true,
+                confirmed,
             });
         }
     }
 
-    /// A watch here learns which node hosts the actor (a `WatchAt`, or this node).
-    fn watch_at(&self, mobile: &Mobile, key: u64, at: &NodeId) {
-        let hops = mobile.control.epoch.load(Ordering::Acquire) as u8;
-        self.bind_watch(mobile, key, at, hops);
+    /// A report about a watch made here. A watch bound to a node already lost ends
+    /// with `NodeLost`.
+    fn bind_watch(
+        &self,
+        mobile: &Mobile,
+        key: u64,
+        reporter: &NodeId,
+        at: &NodeId,
+        hops: u8,
+        confirmed: bool,
+    ) {
+        let lost = {
+            let mut watches = mobile.control.watches.lock();
+            let Some(w) = watches.get_mut(&key) else {
+                return;
+            };
+            if !w.at.report(&self.me, reporter, at, hops, confirmed) {
+                return;
+            }
+            w.at.nodes.iter().any(|n| self.known_peer(n).is_none())
+        };
+        if lost {
+            self.end_watch(mobile, key, StopReason::NodeLost);
+        }
     }
 
-    fn bind_watch(&self, mobile: &Mobile, key: u64, at: &NodeId, hops: u8) {
-        if let Some(w) = mobile.control.watches.lock().get_mut(&key)
-            && w.at.as_ref().is_none_or(|(_, h)| hops_newer(hops, *h))
-        {
-            w.at = Some((at.clone(), hops));
+    /// The source committed a move to `to` at `epoch`: every watcher learns that its
+    /// watch was sent there (design §3.5; the target confirms on arrival).
+    pub(crate) fn watches_sent(&self, mobile: &Mobile, to: &NodeId, epoch: u32) {
+        let watchers: Vec<(NodeId, u64)> = mobile.control.watchers.lock().iter().cloned().collect();
+        for (node, key) in watchers {
+            self.report_watch(mobile, &node, key, to, epoch as u8, false);
         }
     }
 
@@ -406,12 +444,9 @@ impl NodeInner {
         if let Some(local) = mobile.local() {
             self.arm(mobile, &local);
         }
+        let (me, hops) = (self.me.clone(), self.hosted_epoch(mobile));
         for (node, key) in watchers {
-            if node == self.me {
-                self.watch_at(mobile, key, &node);
-            } else {
-                self.report_watch(mobile, &node, key);
-            }
+            self.report_watch(mobile, &node, key, &me, hops, true);
         }
     }
 
@@ -463,12 +498,17 @@ impl NodeInner {
     }
 
     /// A `WatchAt` from `from`: where a watch made here is now.
-    pub(crate) fn receive_watch_at(&self, actor: u64, key: u64, at: &NodeId, hops: u8) {
+    pub(crate) fn receive_watch_at(
+        &self,
+        from: &NodeId,
+        actor: u64,
+        key: u64,
+        at: &NodeId,
+        hops: u8,
+        confirmed: bool,
+    ) {
         if let Some(mobile) = self.watched(actor, key) {
-            self.bind_watch(&mobile, key, at, hops);
-            if self.known_peer(at).is_none() && *at != self.me {
-                self.end_watch(&mobile, key, StopReason::NodeLost);
-            }
+            self.bind_watch(&mobile, key, from, at, hops, confirmed);
         }
     }
 
@@ -480,7 +520,7 @@ impl NodeInner {
             .watches
             .lock()
             .iter()
-            .filter(|(_, w)| w.at.as_ref().is_some_and(|(n, _)| n == lost))
+            .filter(|(_, w)| w.at.nodes.contains(lost))
             .map(|(k, _)| *k)
             .collect();
         for key in ended {

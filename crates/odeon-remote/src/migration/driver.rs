@@ -311,7 +311,9 @@ impl NodeInner {
             mobile: Arc::downgrade(mobile),
             interface: mobile.interface,
         });
-        // The source's own watch of the cell stays here; its watchers went in the offer.
+        // The source's own watch of the cell stays here; its watchers went in the offer
+        // and learn where (design §3.5: "sent to target").
+        self.watches_sent(mobile, &to, epoch);
         self.disarm(mobile);
         let mut outgoing = m.frozen.commit(stub);
         // Watches and links the cell had locally went to the stub's route, deferred

@@ -167,8 +167,8 @@ impl NodeInner {
                 key,
                 at,
                 hops,
-                ..
-            } => return self.receive_watch_at(*actor, *key, at, *hops),
+                confirmed,
+            } => return self.receive_watch_at(&peer.id, *actor, *key, at, *hops, *confirmed),
             other => {
                 tracing::warn!(peer = %peer.id, frame = ?other, "mobility frame not yet handled; ignored");
                 return;
