@@ -436,6 +436,34 @@ fn a_moved_actor_that_fails_stops_the_remote_actor_linked_with_it() {
 }
 
 #[test]
+fn a_local_link_made_before_the_move_holds_both_ways_after_it() {
+    let nodes = cluster("link3");
+    let (a, b, c) = (&nodes[0], &nodes[1], &nodes[2]);
+    // Two actors linked on a while the mobile one runs there.
+    let (mob, refs) = spawn_mob(&nodes, 15);
+    let linked = observer(a);
+    a.system.block_on(linked.ask(Link(mob.clone()))).unwrap();
+    let guard = observer(a);
+    a.system
+        .block_on(guard.ask(WatchObserver(linked.clone())))
+        .unwrap();
+    move_to(a, &mob, b);
+    move_to(b, &refs[1], c);
+    // Its failure on c reaches the actor it was linked with on a.
+    refs[2].tell(Crash).unwrap();
+    let got = first_notices(a, &guard);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].reason, StopReason::LinkFailed(mob.id()));
+    // The other way: a second pair, and the local actor fails.
+    let (mob2, refs2) = spawn_mob(&nodes, 16);
+    let linked2 = observer(a);
+    a.system.block_on(linked2.ask(Link(mob2.clone()))).unwrap();
+    move_to(a, &mob2, b);
+    linked2.tell(Fail).unwrap();
+    assert_stops(b, &refs2[1]);
+}
+
+#[test]
 fn a_linked_actor_that_fails_stops_the_moved_actor() {
     let nodes = cluster("link2");
     let (a, b, c) = (&nodes[0], &nodes[1], &nodes[2]);
