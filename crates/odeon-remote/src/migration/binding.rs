@@ -90,10 +90,7 @@ impl NodeInner {
             if !b.report(&self.me, reporter, at, hops, confirmed) {
                 return;
             }
-            b.nodes
-                .iter()
-                .find(|n| self.known_peer(n).is_none())
-                .cloned()
+            b.nodes.iter().find(|n| self.is_lost_node(n)).cloned()
         };
         if let Some(n) = lost {
             tracing::debug!(request, node = %n, "an ask bound to a lost node fails");
@@ -115,6 +112,11 @@ impl NodeInner {
             tracing::debug!(request, node = %lost, "an ask bound to a lost node fails");
             self.fail_bound_ask(request);
         }
+    }
+
+    /// Whether `n` was declared lost (a node this node never linked to is not).
+    pub(crate) fn is_lost_node(&self, n: &NodeId) -> bool {
+        self.lost_nodes.lock().contains(n)
     }
 
     /// Fails the pending ask `request` with `Unreachable` and drops its binding.

@@ -364,7 +364,7 @@ impl NodeInner {
             if !w.at.report(&self.me, reporter, at, hops, confirmed) {
                 return;
             }
-            w.at.nodes.iter().any(|n| self.known_peer(n).is_none())
+            w.at.nodes.iter().any(|n| self.is_lost_node(n))
         };
         if lost {
             self.end_watch(mobile, key, StopReason::NodeLost);

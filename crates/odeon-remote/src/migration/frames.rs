@@ -117,6 +117,7 @@ impl NodeInner {
     /// it ends, routes through it relocate: steps 4, 5 and 11). Nothing to do, and no
     /// cost, on a node without mobile actors.
     pub(crate) fn mobile_node_lost(self: &Arc<Self>, lost: &crate::wire::NodeId) {
+        self.lost_nodes.lock().insert(lost.clone());
         let all: Vec<Arc<Mobile>> = self.mobile.lock().values().cloned().collect();
         for mobile in all {
             {

@@ -378,6 +378,7 @@ impl NodeBuilder {
             migrations: Mutex::new(HashMap::new()),
             mobile_asks: Mutex::new(HashMap::new()),
             ask_bindings: Mutex::new(HashMap::new()),
+            lost_nodes: Mutex::new(Default::default()),
             this: weak.clone(),
         });
         super::register_node(&inner);
