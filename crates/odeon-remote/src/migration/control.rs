@@ -13,9 +13,11 @@
 //!   ([`odeon::remote::stop_in_order`]): the messages its node sent before it are
 //!   handled first, then the actor stops (a local [`ActorRef::stop`](odeon::ActorRef::stop)
 //!   drops queued messages; a forwarded one cannot tell them from those it must let
-//!   pass). A kill is applied in the same place, as soon as it arrives there.
-//!   A remote ref has no kill on the wire (the core sends `stop`): only a stale local
-//!   ref on a node the actor left sends `Kill`.
+//!   pass). A kill is applied as soon as it reaches the host (it does not wait
+//!   for the mailbox, as a local kill does not); a stale local ref's kill also leaves
+//!   the stub at once, ahead of what the stub has not forwarded yet. A remote ref has
+//!   no kill on the wire (the core sends `stop`): only a stale local ref on a node
+//!   the actor left sends `Kill`.
 //! - **Watches**: the watcher's node keeps the callback under (actor, key)
 //!   ([`ControlState::watches`]); the host keeps the watcher as (node, key)
 //!   ([`ControlState::watchers`]) and watches its own cell. The watcher list travels
@@ -272,9 +274,9 @@ impl NodeInner {
                     Some(id) => StopReason::LinkFailed(ActorId::from_u64(id)),
                     None => StopReason::Normal,
                 };
-                (mobile.mobility.stop_in_order)(&**local, reason, false);
+                (mobile.mobility.stop_in_order)(&**local, reason);
             }
-            Control::Kill => (mobile.mobility.stop_in_order)(&**local, StopReason::Killed, true),
+            Control::Kill => (mobile.mobility.kill)(&**local),
             Control::Watch { key } => {
                 mobile.control.watchers.lock().insert((origin.clone(), key));
                 self.arm(mobile, local);

@@ -419,7 +419,7 @@ pub fn stop_linked<A: Actor>(target: &ActorRef<A>, failed: ActorId) {
 
 /// Stops a local actor after the messages already in its mailbox: the request joins
 /// the mailbox and takes effect when the actor reaches it (then as
-/// [`ActorRef::stop`] with `reason`, or [`ActorRef::kill`] if `kill`). For transports
+/// [`ActorRef::stop`], with `reason`). For transports
 /// that forward a stop along the same path as messages, so that the messages a node
 /// sent before its stop are handled first.
 ///
@@ -435,20 +435,14 @@ pub fn stop_linked<A: Actor>(target: &ActorRef<A>, failed: ActorId) {
 /// let system = System::new();
 /// let counter = system.spawn(Count(0));
 /// counter.tell(Add).unwrap();
-/// odeon::remote::stop_in_order(&counter, StopReason::Normal, false);
+/// odeon::remote::stop_in_order(&counter, StopReason::Normal);
 /// // The message queued first is handled; then the actor stops.
 /// while counter.is_alive() { std::thread::yield_now(); }
 /// assert!(counter.tell(Add).is_err());
 /// ```
-pub fn stop_in_order<A: Actor>(target: &ActorRef<A>, reason: crate::StopReason, kill: bool) {
+pub fn stop_in_order<A: Actor>(target: &ActorRef<A>, reason: crate::StopReason) {
     if let Some(cell) = target.local() {
-        cell.signal(move |cell| {
-            if kill {
-                cell.kill(reason);
-            } else {
-                cell.request_stop(reason);
-            }
-        });
+        cell.signal(move |cell| cell.request_stop(reason));
     }
 }
 
