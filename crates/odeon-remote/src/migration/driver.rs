@@ -310,6 +310,7 @@ impl NodeInner {
             node: Arc::downgrade(self),
             mobile: Arc::downgrade(mobile),
             interface: mobile.interface,
+            id: ActorId::from_u64(mobile.wire.id),
         });
         // The source's own watch of the cell stays here; its watchers went in the offer
         // and learn where (design §3.5: "sent to target").

@@ -20,6 +20,8 @@ pub(crate) struct Stub {
     pub(crate) node: Weak<NodeInner>,
     pub(crate) mobile: Weak<Mobile>,
     pub(crate) interface: &'static Interface,
+    /// The actor's id (its birth id), for a `Terminated` made here.
+    pub(crate) id: ActorId,
 }
 
 impl Forward for Stub {
@@ -56,7 +58,7 @@ impl Forward for Stub {
             (Some(node), Some(mobile)) => node.mobile_watch(&mobile, key, notify),
             // The node is gone: nothing will ever report the actor's end.
             _ => notify(Terminated {
-                id: key,
+                id: self.id,
                 reason: StopReason::NodeLost,
             }),
         }
