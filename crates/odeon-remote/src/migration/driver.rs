@@ -24,12 +24,13 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::Instant;
 
+use odeon::ActorId;
 use odeon::remote::{BirthId, FrozenActor, Outgoing, Refusal};
-use odeon::{ActorId, AskError};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use super::api::{MigrateError, MigrateFailure, MigrateResult, Moved};
+use super::control::CONTROL;
 use super::entry::{MobileEntry, MoveFailed, Out};
 use super::stub::Stub;
 use super::trace::Carried;
@@ -51,6 +52,8 @@ pub(crate) struct Mobile {
     /// an entry's lock (an encoding under that lock may look it up).
     pub(crate) local: Mutex<Option<Arc<ErasedRef>>>,
     pub(crate) state: Mutex<Driver>,
+    /// Watches, links and controls waiting for the lock (`control.rs`).
+    pub(crate) control: super::control::ControlState,
 }
 
 /// The entry and the hand-over in progress, under one lock.
@@ -110,6 +113,7 @@ impl Mobile {
                 moving: None,
                 arriving: None,
             }),
+            control: Default::default(),
         })
     }
 
@@ -157,6 +161,8 @@ impl NodeInner {
             request
         });
         let mut d = mobile.state.lock();
+        // Control items sent from under this lock go first: they were sent first.
+        self.drain_controls(mobile, &mut d);
         match d.entry.send(entry.wire_name.to_string(), payload, request) {
             Ok(outs) => {
                 self.perform(mobile, &mut d, outs);
@@ -202,13 +208,15 @@ impl NodeInner {
                 None => tracing::warn!(peer = %to, "mobility frame to an unknown node dropped"),
             },
             Out::Deliver(msg) => self.deliver_mobile(mobile, msg),
-            Out::FailAsk { request } => {
-                if let Some(p) = self.mobile_asks.lock().remove(&request) {
-                    fail(p, AskError::Unreachable);
-                }
-            }
-            // Ask bindings (design §3.3) matter only when a node is lost: not wired yet.
-            Out::Rebind { .. } => {}
+            Out::FailAsk { request } => self.fail_bound_ask(request),
+            // Ask bindings (design §3.3, `binding.rs`).
+            Out::Rebind {
+                request,
+                reporter,
+                at,
+                hops,
+                confirmed,
+            } => self.rebind_ask(request, &reporter, &at, hops, confirmed),
             Out::Moved {
                 migration,
                 to,
@@ -240,8 +248,8 @@ impl NodeInner {
         }
     }
 
-    /// Hands a message to the actor running here.
-    fn deliver_mobile(self: &Arc<Self>, mobile: &Mobile, msg: QueuedMessage) {
+    /// Hands a message to the actor running here (a control item is applied instead).
+    fn deliver_mobile(self: &Arc<Self>, mobile: &Arc<Mobile>, msg: QueuedMessage) {
         let reply = |m: &QueuedMessage| {
             m.reply
                 .as_ref()
@@ -254,6 +262,9 @@ impl NodeInner {
             }
             return;
         };
+        if msg.message == CONTROL {
+            return self.apply_control(mobile, &local, msg);
+        }
         let Some(entry) = mobile.interface.by_name(&msg.message) else {
             tracing::warn!(message = %msg.message, "unknown message for a mobile actor");
             return;
@@ -268,7 +279,11 @@ impl NodeInner {
     }
 
     /// Where the reply to an ask from `origin` goes: straight to its node-level table.
-    fn mobile_reply_route(self: &Arc<Self>, origin: &NodeId, request: u64) -> ReplyRoute {
+    pub(crate) fn mobile_reply_route(
+        self: &Arc<Self>,
+        origin: &NodeId,
+        request: u64,
+    ) -> ReplyRoute {
         if *origin == self.me {
             let node = Arc::downgrade(self);
             return Box::new(move |outcome| {
@@ -294,6 +309,7 @@ impl NodeInner {
         let Some(pending) = self.mobile_asks.lock().remove(&request) else {
             return false;
         };
+        self.ask_bindings.lock().remove(&request);
         self.finish(pending, request, outcome);
         true
     }
@@ -316,8 +332,16 @@ impl NodeInner {
             node: Arc::downgrade(self),
             mobile: Arc::downgrade(mobile),
             interface: mobile.interface,
+            id: ActorId::from_u64(mobile.wire.id),
         });
+        // The source's own watch of the cell stays here; its watchers went in the offer
+        // and learn where (design §3.5: "sent to target").
+        self.watches_sent(mobile, &to, epoch);
+        self.disarm(mobile);
         let mut outgoing = m.frozen.commit(stub);
+        // Watches and links the cell had locally went to the stub's route, deferred
+        // (this thread holds the entry's lock): they follow the commit.
+        self.drain_controls(mobile, d);
         for (index, request, decode) in m.asks {
             if let Some(slot) = outgoing.get_mut(index).and_then(|o| o.reply.take()) {
                 self.mobile_asks
@@ -394,6 +418,7 @@ impl NodeInner {
             return;
         };
         *mobile.local.lock() = Some(actor);
+        self.adopt_attached(mobile, migration, epoch);
         for msg in messages {
             self.deliver_mobile(mobile, msg);
         }
@@ -407,14 +432,5 @@ impl NodeInner {
         self.migrations
             .lock()
             .retain(|(_, m), v| *m != migration || !Arc::ptr_eq(v, mobile));
-    }
-}
-
-fn fail(p: Pending, error: AskError) {
-    match p {
-        Pending::Ask { slot, .. } => slot.fail(error),
-        Pending::Raw(tx) => {
-            let _ = tx.send(Err(error));
-        }
     }
 }

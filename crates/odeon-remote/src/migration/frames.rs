@@ -117,12 +117,17 @@ impl NodeInner {
     /// it ends, routes through it relocate: steps 4, 5 and 11). Nothing to do, and no
     /// cost, on a node without mobile actors.
     pub(crate) fn mobile_node_lost(self: &Arc<Self>, lost: &crate::wire::NodeId) {
+        self.lost_nodes.lock().insert(lost.clone());
         let all: Vec<Arc<Mobile>> = self.mobile.lock().values().cloned().collect();
         for mobile in all {
-            let mut d = mobile.state.lock();
-            let outs = d.entry.node_lost(lost);
-            self.perform(&mobile, &mut d, outs);
+            {
+                let mut d = mobile.state.lock();
+                let outs = d.entry.node_lost(lost);
+                self.perform(&mobile, &mut d, outs);
+            }
+            self.control_node_lost(&mobile, lost);
         }
+        self.asks_node_lost(lost);
     }
 
     /// A mobility frame from `peer`.
@@ -151,8 +156,20 @@ impl NodeInner {
             | Traffic::MigrateRefused { migration, .. }
             | Traffic::MigrateCommit { migration, .. }
             | Traffic::MigrateAbort { migration } => by_move(*migration),
-            // Ask bindings (§3.3) only matter when a node is lost: not wired yet.
-            Traffic::AskAt { .. } => return,
+            // Ask and watch bindings (§3.3, §3.5): the node's tables, not an entry's.
+            Traffic::AskAt {
+                request,
+                at,
+                hops,
+                confirmed,
+            } => return self.rebind_ask(*request, &peer.id, at, *hops, *confirmed),
+            Traffic::WatchAt {
+                actor,
+                key,
+                at,
+                hops,
+                confirmed,
+            } => return self.receive_watch_at(&peer.id, *actor, *key, at, *hops, *confirmed),
             other => {
                 tracing::warn!(peer = %peer.id, frame = ?other, "mobility frame not yet handled; ignored");
                 return;
@@ -187,6 +204,8 @@ impl NodeInner {
             migration,
             actor,
             state,
+            watchers,
+            links,
             ..
         } = &frame
         else {
@@ -222,6 +241,7 @@ impl NodeInner {
                 Mobile::new(entry, interface, mobility, None)
             })
             .clone();
+        *mobile.control.incoming.lock() = Some((migration, (watchers.clone(), links.clone())));
         let mut d = mobile.state.lock();
         d.arriving = Some((migration, decoded));
         self.migrations

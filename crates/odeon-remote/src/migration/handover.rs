@@ -346,6 +346,6 @@ impl MobileEntry {
 
 /// A message shipped to the target makes one more hop (binding reports must grow).
 fn bump(mut m: QueuedMessage) -> QueuedMessage {
-    m.hops += 1;
+    m.hops = m.hops.wrapping_add(1);
     m
 }

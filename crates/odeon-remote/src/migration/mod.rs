@@ -23,12 +23,29 @@
 //! `driver.rs`. A peer declared lost is fed to every entry (`mobile_node_lost`): a
 //! target lost before Ready fails the move and the actor resumes (tested); the
 //! relocation frames of step 11 reach the entries too, but no test covers them yet.
-//! Not wired yet: ask bindings (§3.3: `AskAt` is dropped, so an ask whose host is
-//! lost waits for its timeout), stop/watch/link of a moved actor from another node (§2.4,
-//! §3.5), names (§3.8), chunking, a remote `migrate_to` (no frame asks a host to
-//! move its actor), collection of the table's entries and stubs (`Out::Collected` is
-//! logged; the table keeps entries and the stub's cell). So parts of the module are
-//! still dead code.
+//!
+//! **Control of moved actors** (`control.rs`, design §2.4, §3.5): `stop`, `kill`,
+//! `watch`, `unwatch`, `link`, `unlink` and `migrate_to` on any ref to a mobile actor
+//! (a remote ref's [`MobileEndpoint`](stub::MobileEndpoint), or a stale local ref on a
+//! node it left, through the stub's [`Stub`](stub::Stub)) travel its route as
+//! numbered control items, so they keep per-sender order with messages and reach it
+//! after any number of moves. A forwarded stop joins the host's mailbox: messages its
+//! node sent before are handled first. Watchers and links travel in the offer
+//! (`MigrateOffer.watchers`/`links`); the host sends `Terminated` when the actor
+//! stops and reports itself with `WatchAt`; a watch bound to a lost node ends with
+//! `NodeLost`. Tested in `tests/remote_mobility_control.rs`.
+//!
+//! **Ask bindings** (`binding.rs`, §3.3): `Out::Rebind` and `AskAt` update the
+//! node-level binding of each ask in `NodeInner.mobile_asks`; an ask bound to a node
+//! declared lost fails at once with `AskError::Unreachable`. A direct ask to the host
+//! draws no `AskAt` (the first hop's receipt is not reported; the model does the
+//! same). Hop counters are a byte compared in serial-number order (RFC 1982).
+//!
+//! Not wired yet: the source's "sent to target" report for watches (§3.5: a watch is
+//! bound only once the host confirms it), names (§3.8), chunking, collection of the
+//! table's entries and stubs (`Out::Collected` is logged; the table keeps entries and
+//! the stub's cell), and a watch's or ask's binding when the route relocates (step
+//! 11). So parts of the module are still dead code.
 //!
 //! The API is [`MigrateExt`](api::MigrateExt) and
 //! [`MigrateFromHandler`](api::MigrateFromHandler) (`api.rs`); a mobile type is
@@ -49,7 +66,8 @@
 //! - Frames are the wire's [`Traffic`](crate::wire::Traffic) version-3 variants.
 //!
 //! Files: `entry.rs` (data, `send`, `receive`), `route.rs` (steps 7–10),
-//! `repair.rs` (step 11), `handover.rs` (steps 1–6).
+//! `repair.rs` (step 11), `handover.rs` (steps 1–6), `binding.rs` (ask bindings),
+//! `control.rs` (control of moved actors, watches and links).
 //!
 //! # The protocol
 //! Per node and actor, one entry. Messages a node sends along a route carry
@@ -148,6 +166,8 @@
 #![allow(dead_code)]
 
 pub(crate) mod api;
+pub(crate) mod binding;
+pub(crate) mod control;
 pub(crate) mod driver;
 pub(crate) mod entry;
 pub(crate) mod frames;

@@ -378,6 +378,8 @@ impl NodeBuilder {
             migrations: Mutex::new(HashMap::new()),
             mobile_asks: Mutex::new(HashMap::new()),
             migration_stats: Arc::default(),
+            ask_bindings: Mutex::new(HashMap::new()),
+            lost_nodes: Mutex::new(Default::default()),
             this: weak.clone(),
         });
         super::register_node(&inner);

@@ -552,26 +552,41 @@ impl<A: Actor> FrozenCell for Frozen<A> {
         }
         // The route, then `MOVED`, under `ctl`: a stop request either came before (it
         // is forwarded here) or finds `MOVED` (forwarded by `request`).
-        let pending_stop = {
+        let (pending_stop, watchers, links) = {
             let mut ctl = cell.ctl.lock();
             let c = ctl.get_or_insert_with(Default::default);
             c.route = Some(route.clone());
+            // Watches and links made here travel with the route (design §3.5): the
+            // stub keeps none, so retiring it silently loses nothing.
+            let watchers = std::mem::take(&mut c.watchers);
+            let links = std::mem::take(&mut c.links);
             let flags = cell.flags.fetch_or(MOVED, Ordering::AcqRel);
             let shutdown = matches!(c.stop_reason, Some(StopReason::Shutdown));
-            if flags & STOP_REQUESTED != 0 && !shutdown {
+            let pending_stop = if flags & STOP_REQUESTED != 0 && !shutdown {
                 cell.flags
                     .fetch_and(!(STOP_REQUESTED | KILL_REQUESTED), Ordering::AcqRel);
                 let reason = c.stop_reason.take().unwrap_or(StopReason::Normal);
                 Some((reason, flags & KILL_REQUESTED != 0))
             } else {
                 None
-            }
+            };
+            (pending_stop, watchers, links)
         };
+        for (key, notify) in watchers {
+            route.watch(key, notify);
+        }
+        for peer in links {
+            super::lifecycle::forward_link(&*route, cell.id(), peer);
+        }
         // The actor left this node: the system no longer waits for it to stop.
         cell.shared.actor_stopped();
         match pending_stop {
             Some((reason, true)) => route.kill(reason),
-            Some((reason, false)) => route.stop(reason),
+            // After what was pushed while frozen (the stub forwards it first).
+            Some((reason, false)) => {
+                let route = route.clone();
+                cell.signal(move |_| route.stop(reason));
+            }
             None => {}
         }
         cell.hand_back();

@@ -112,6 +112,17 @@ pub trait Forward: Send + Sync + 'static {
     fn stop(&self, reason: StopReason);
     /// Someone on this node killed the actor.
     fn kill(&self, reason: StopReason);
+    /// Someone on this node watches the actor (through a local ref to the stub, or a
+    /// watch the actor had here before it moved): `notify` runs once when the actor
+    /// stops wherever it is. `key` cancels it ([`Forward::unwatch`]). The default
+    /// drops the watch (a transport that cannot reach the actor).
+    fn watch(&self, key: ActorId, notify: Box<dyn FnOnce(crate::Terminated) + Send>) {
+        let _ = (key, notify);
+    }
+    /// Cancels a watch made with [`Forward::watch`]. The default does nothing.
+    fn unwatch(&self, key: ActorId) {
+        let _ = key;
+    }
 }
 
 /// A message type in a snapshot that may not leave the node (design §2.4 (3)).
