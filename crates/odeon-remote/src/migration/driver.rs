@@ -22,6 +22,7 @@
 
 use std::any::Any;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::time::Instant;
 
 use odeon::remote::{BirthId, FrozenActor, Outgoing, Refusal};
@@ -50,6 +51,14 @@ pub(crate) struct Mobile {
     /// an entry's lock (an encoding under that lock may look it up).
     pub(crate) local: Mutex<Option<Arc<ErasedRef>>>,
     pub(crate) state: Mutex<Driver>,
+    /// Local senders that route through this entry: live [`MobileEndpoint`]s and the
+    /// stub's route (`collect.rs`: the table keeps the entry while any is left).
+    ///
+    /// [`MobileEndpoint`]: super::stub::MobileEndpoint
+    pub(crate) users: AtomicUsize,
+    /// The entry was collected (step 10) and has not been needed since: written under
+    /// `state`'s lock after every transition, read under the table's (`collect.rs`).
+    pub(crate) collectable: AtomicBool,
 }
 
 /// The entry and the hand-over in progress, under one lock.
@@ -94,6 +103,8 @@ impl Mobile {
                 moving: None,
                 arriving: None,
             }),
+            users: AtomicUsize::new(0),
+            collectable: AtomicBool::new(false),
         })
     }
 
@@ -168,6 +179,7 @@ impl NodeInner {
         for out in moved.into_iter().chain(rest) {
             self.perform_one(mobile, d, out);
         }
+        self.after_transition(mobile, d);
     }
 
     fn perform_one(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver, out: Out) {
@@ -210,7 +222,7 @@ impl NodeInner {
                 }
                 self.forget_migration(mobile, migration);
             }
-            Out::Collected => tracing::debug!(token = mobile.token, "forwarding entry collected"),
+            Out::Collected => self.collected(mobile),
             Out::ActorLost => tracing::warn!(token = mobile.token, "mobile actor lost"),
             Out::Straggler { origin, seq } => {
                 tracing::debug!(%origin, seq, "straggler dropped");
@@ -290,6 +302,7 @@ impl NodeInner {
             return;
         };
         self.forget_migration(mobile, migration);
+        NodeInner::mobile_used(mobile);
         let stub = Arc::new(Stub {
             node: Arc::downgrade(self),
             mobile: Arc::downgrade(mobile),

@@ -148,6 +148,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod api;
+pub(crate) mod collect;
 pub(crate) mod driver;
 pub(crate) mod entry;
 pub(crate) mod frames;

@@ -21,6 +21,14 @@ pub(crate) struct Stub {
     pub(crate) interface: &'static Interface,
 }
 
+impl Drop for Stub {
+    fn drop(&mut self) {
+        if let (Some(node), Some(mobile)) = (self.node.upgrade(), self.mobile.upgrade()) {
+            node.mobile_unused(&mobile);
+        }
+    }
+}
+
 impl Forward for Stub {
     fn accepts(&self, type_id: TypeId) -> bool {
         self.interface.by_type(type_id).is_some()
@@ -79,6 +87,12 @@ pub(crate) struct MobileEndpoint {
 impl fmt::Debug for MobileEndpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}@{} (mobile)", self.id, self.birth)
+    }
+}
+
+impl Drop for MobileEndpoint {
+    fn drop(&mut self) {
+        self.node.mobile_unused(&self.mobile);
     }
 }
 

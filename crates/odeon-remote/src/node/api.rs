@@ -377,6 +377,7 @@ impl NodeBuilder {
             mobile: Mutex::new(HashMap::new()),
             migrations: Mutex::new(HashMap::new()),
             mobile_asks: Mutex::new(HashMap::new()),
+            mobile_retired_seq: AtomicU64::new(0),
             this: weak.clone(),
         });
         super::register_node(&inner);
@@ -565,7 +566,7 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
 /// - Names registered with [`Node::register`] are public to every member.
 #[derive(Debug)]
 pub struct Node {
-    pub(super) inner: Arc<NodeInner>,
+    pub(crate) inner: Arc<NodeInner>,
     bound: SocketAddr,
     accepting: Mutex<Option<tokio::task::JoinHandle<()>>>,
     pub(super) membership: Mutex<Option<Membership>>,

@@ -151,6 +151,9 @@ pub(crate) struct NodeInner {
     /// Asks sent through a mobile entry, by request id: answered by whichever node
     /// hosts the actor, so not in a per-peer table.
     pub(crate) mobile_asks: Mutex<HashMap<u64, Pending>>,
+    /// The largest sequence number a forgotten mobile entry had given out: a later
+    /// entry here numbers on from it (`migration/collect.rs`).
+    pub(crate) mobile_retired_seq: AtomicU64,
     /// This node, for callers that hold only `&self` (losing a peer).
     pub(crate) this: std::sync::Weak<NodeInner>,
 }

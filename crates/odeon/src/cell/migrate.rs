@@ -302,18 +302,23 @@ impl<A: Actor> Cell<A> {
     /// Retires a stub silently (shutdown, or no strong ref left): the actor did not
     /// stop, so watchers are not told and links are not failed.
     pub(super) fn retire_stub(&self) -> RunOutcome {
-        let (watchers, links) = {
+        let (watchers, links, route) = {
             let mut ctl = self.ctl.lock();
             self.flags.fetch_or(STOPPED, Ordering::AcqRel);
             match ctl.as_mut() {
+                // The route goes now, not when the cell is freed (a stopped cell may
+                // stay in its parent's list for a while): the transport learns at
+                // once that nothing here forwards any more. Nobody reads it after
+                // `STOPPED` (every reader checks that first, under `ctl`).
                 Some(c) => (
                     std::mem::take(&mut c.watchers),
                     std::mem::take(&mut c.links),
+                    c.route.take(),
                 ),
                 None => Default::default(),
             }
         };
-        drop((watchers, links));
+        drop((watchers, links, route));
         self.drain_stopped();
         // The actor was counted as gone at commit (`actor_stopped`); only the turn's
         // unit ends here.

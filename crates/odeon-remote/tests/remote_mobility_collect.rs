@@ -1,0 +1,92 @@
+//! Collection of forwarding entries (design §3.7, step 10): a node the actor left
+//! drops its table entry and its stub once nothing routes through it.
+
+#![allow(missing_docs, missing_debug_implementations, unreachable_pub)]
+
+mod common;
+mod mobile_util;
+
+use common::eventually;
+use mobile_util::*;
+
+#[test]
+fn nodes_an_actor_left_forget_it_once_traffic_settles() {
+    let nodes = cluster(&["h", "a", "b", "c"], |b| b);
+    let (h, a, b, c) = (&nodes[0], &nodes[1], &nodes[2], &nodes[3]);
+    let tally = h.system.spawn(Tally::default());
+    h.node().register("tally", &tally).unwrap();
+    let from_c = lookup(c, "tally");
+    // Born on h, moved there to a, then a → b → c, with traffic from h and c between
+    // the moves (so that both route through a and b at some point).
+    let mut sent = 0;
+    for next in [a, b, c] {
+        send_numbered(&tally, 1, sent..sent + 50);
+        send_numbered(&from_c, 2, sent..sent + 50);
+        sent += 50;
+        move_to(&from_c, next);
+    }
+    send_numbered(&tally, 1, sent..sent + 50);
+    send_numbered(&from_c, 2, sent..sent + 50);
+    sent += 50;
+    let log = h.system.block_on(tally.ask(Log)).unwrap();
+    let log_c = c.system.block_on(from_c.ask(Log)).unwrap();
+    assert!(log_c.len() >= log.len());
+    assert_each_once_in_order(&log_c, &[(1, sent), (2, sent)]);
+    // a and b keep nothing once every holder switched away and released its pin.
+    for m in [a, b] {
+        let counts = eventually(WAIT, || {
+            let counts = m.node().mobile_counts();
+            (counts == (0, 0)).then_some(counts)
+        });
+        assert_eq!(
+            counts,
+            Some((0, 0)),
+            "{} still holds (entries, stubs) = {:?}",
+            m.node().id(),
+            m.node().mobile_counts()
+        );
+    }
+    // The host keeps its entry, the birth node its directory entry.
+    assert_eq!(c.node().mobile_counts(), (1, 0));
+    assert_eq!(h.node().mobile_counts().0, 1);
+    // And the actor is still reached from everywhere, a and b included (fresh
+    // entries there, numbered after the forgotten ones).
+    let from_a = lookup(a, "tally");
+    let from_b = lookup(b, "tally");
+    send_numbered(&from_a, 3, 0..20);
+    send_numbered(&from_b, 4, 0..20);
+    send_numbered(&tally, 1, sent..sent + 20);
+    let log = eventually(WAIT, || {
+        let log = c.system.block_on(from_c.ask(Log)).ok()?;
+        (log.len() as u64 == 2 * sent + 60).then_some(log)
+    })
+    .unwrap_or_else(|| {
+        let log = c.system.block_on(from_c.ask(Log)).unwrap();
+        let per = |s| log.iter().filter(|(x, _)| *x == s).count();
+        panic!("missing messages: per sender {:?}", [per(1), per(2), per(3), per(4)])
+    });
+    assert_each_once_in_order(&log, &[(1, sent + 20), (2, sent), (3, 20), (4, 20)]);
+}
+
+#[test]
+fn a_node_holding_a_remote_ref_keeps_its_entry_until_the_ref_is_dropped() {
+    let nodes = cluster(&["h", "a", "b"], |b| b);
+    let (h, a, b) = (&nodes[0], &nodes[1], &nodes[2]);
+    let tally = h.system.spawn(Tally::default());
+    h.node().register("tally", &tally).unwrap();
+    let from_b = lookup(b, "tally");
+    from_b.tell(Note(1, 0)).unwrap();
+    assert_eq!(b.system.block_on(from_b.ask(Log)).unwrap(), [(1, 0)]);
+    assert_eq!(b.node().mobile_counts(), (1, 0));
+    move_to(&from_b, a);
+    // b's own ref still routes through its entry: it stays.
+    from_b.tell(Note(1, 1)).unwrap();
+    assert_eq!(b.system.block_on(from_b.ask(Log)).unwrap(), [(1, 0), (1, 1)]);
+    assert_eq!(b.node().mobile_counts(), (1, 0));
+    drop(from_b);
+    let counts = eventually(WAIT, || {
+        let counts = b.node().mobile_counts();
+        (counts == (0, 0)).then_some(counts)
+    });
+    assert_eq!(counts, Some((0, 0)), "b forgets the actor once its ref is gone");
+}
