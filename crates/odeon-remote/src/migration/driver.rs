@@ -184,14 +184,24 @@ impl NodeInner {
 
     fn perform_one(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver, out: Out) {
         match out {
-            Out::Send { to, frame } => match self.known_peer(&to) {
-                Some(peer) => {
-                    if let Err(e) = peer.send(&frame) {
-                        tracing::warn!(peer = %to, error = %e, "mobility frame not sent");
+            Out::Send { to, frame } => {
+                let sent = match self.known_peer(&to) {
+                    Some(peer) => peer.send(&frame).map_err(|e| e.to_string()),
+                    None => Err(format!("{to} is not a known node")),
+                };
+                if let Err(e) = sent {
+                    if self.resend_after_loss(mobile, d, &to, &frame) {
+                        return;
+                    }
+                    tracing::warn!(peer = %to, error = %e, "mobility frame not sent");
+                    // An offer the link refused would otherwise keep the actor frozen
+                    // until the request timeout: the move fails now.
+                    if let Traffic::MigrateOffer { migration, .. } = frame {
+                        let outs = d.entry.offer_not_sent(migration, e);
+                        self.perform(mobile, d, outs);
                     }
                 }
-                None => tracing::warn!(peer = %to, "mobility frame to an unknown node dropped"),
-            },
+            }
             Out::Deliver(msg) => self.deliver_mobile(mobile, msg),
             Out::FailAsk { request } => {
                 if let Some(p) = self.mobile_asks.lock().remove(&request) {
@@ -346,6 +356,7 @@ impl NodeInner {
             MoveFailed::Refused(w) => MigrateError::from_wire(&m.target, w),
             MoveFailed::TargetLost => MigrateFailure::TargetLost.into(),
             MoveFailed::Timeout => MigrateFailure::Timeout(self.settings.request_timeout).into(),
+            MoveFailed::NotSent(why) => MigrateFailure::NotSent(why).into(),
         };
         tracing::info!(token = mobile.token, %error, "move abandoned; the actor resumes");
         // The core restores the snapshot and what its cell held; the entry's own held

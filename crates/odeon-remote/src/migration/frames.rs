@@ -85,10 +85,12 @@ impl NodeInner {
         mobility: &'static Mobility,
         wire: &WireRef,
     ) -> Option<Box<dyn Any + Send>> {
-        if wire.node != self.me {
-            self.known_peer(&wire.node)?;
-        }
+        // A birth node that is lost or unknown here cannot be routed to: the entry
+        // relocates from the start (`faults.rs`).
+        let birth_known = wire.node == self.me
+            || self.known_peer(&wire.node).is_some_and(|p| !p.is_lost());
         let peers = self.peer_ids();
+        let mut start = Vec::new();
         let mobile = {
             let mut table = self.mobile.lock();
             let mobile = match table.get(&wire.token) {
@@ -96,7 +98,13 @@ impl NodeInner {
                 // Our own actor with no entry: it stopped, or the token is forged.
                 None if wire.node == self.me => return None,
                 None => {
-                    let entry = self.fresh_away(wire, peers);
+                    let entry = if birth_known {
+                        self.fresh_away(wire, peers)
+                    } else {
+                        let (entry, outs) = self.relocating_entry(wire, peers);
+                        start = outs;
+                        entry
+                    };
                     let fresh = Mobile::new(entry, interface, mobility, None);
                     table.insert(wire.token, fresh.clone());
                     fresh
@@ -109,6 +117,10 @@ impl NodeInner {
             NodeInner::mobile_used(&mobile);
             mobile
         };
+        if !start.is_empty() {
+            let mut d = mobile.state.lock();
+            self.perform(&mobile, &mut d, start);
+        }
         let birth = mobile.wire.node.clone();
         Some((interface.ops.from_endpoint)(Arc::new(MobileEndpoint {
             node: self.clone(),

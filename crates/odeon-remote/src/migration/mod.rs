@@ -151,6 +151,7 @@ pub(crate) mod api;
 pub(crate) mod collect;
 pub(crate) mod driver;
 pub(crate) mod entry;
+pub(crate) mod faults;
 pub(crate) mod frames;
 pub(crate) mod handover;
 pub(crate) mod repair;
