@@ -90,3 +90,43 @@ fn a_node_holding_a_remote_ref_keeps_its_entry_until_the_ref_is_dropped() {
     });
     assert_eq!(counts, Some((0, 0)), "b forgets the actor once its ref is gone");
 }
+
+#[test]
+fn after_a_round_trip_a_ref_to_the_stub_equals_a_ref_to_the_cell_it_came_back_to() {
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+    let hash = |r: &odeon::ActorRef<Tally>| {
+        let mut h = DefaultHasher::new();
+        r.hash(&mut h);
+        h.finish()
+    };
+    let nodes = cluster(&["a", "b"], |b| b);
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let tally = a.system.spawn(Tally::default());
+    a.node().register("tally", &tally).unwrap();
+    let from_b = lookup(b, "tally");
+    // A → B → A: `tally` still points at the stub the actor left on a; the actor
+    // came back into a new cell there.
+    move_to(&from_b, b);
+    move_to(&from_b, a);
+    let back = a.system.block_on(from_b.ask(Me)).unwrap();
+    let back_on_a = a.system.block_on(tally.ask(Me)).unwrap();
+    assert!(back_on_a.is_local());
+    assert_eq!(back_on_a, tally, "the new cell's ref equals the stub's");
+    assert_eq!(tally, back_on_a);
+    assert_eq!(hash(&back_on_a), hash(&tally));
+    assert_eq!(back_on_a.id(), tally.id());
+    // And both equal the remote ref on b.
+    assert_eq!(back, from_b);
+    // Both still reach the actor (the stub's path has one more step: no order
+    // between the two).
+    tally.tell(Note(1, 0)).unwrap();
+    back_on_a.tell(Note(2, 0)).unwrap();
+    let mut log = eventually(WAIT, || {
+        let log = a.system.block_on(back_on_a.ask(Log)).ok()?;
+        (log.len() == 2).then_some(log)
+    })
+    .expect("both arrive");
+    log.sort();
+    assert_eq!(log, [(1, 0), (2, 0)]);
+}

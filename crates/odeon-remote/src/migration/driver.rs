@@ -317,6 +317,7 @@ impl NodeInner {
             node: Arc::downgrade(self),
             mobile: Arc::downgrade(mobile),
             interface: mobile.interface,
+            birth: mobile.birth(),
         });
         let mut outgoing = m.frozen.commit(stub);
         for (index, request, decode) in m.asks {

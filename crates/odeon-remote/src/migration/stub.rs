@@ -5,7 +5,7 @@ use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::{Arc, Weak};
 
-use odeon::remote::{Endpoint, Forward, Outgoing, Refusal};
+use odeon::remote::{BirthId, Endpoint, Forward, Outgoing, Refusal};
 use odeon::{ActorId, AskError, StopReason, SystemHandle, Terminated};
 
 use super::driver::Mobile;
@@ -19,6 +19,8 @@ pub(crate) struct Stub {
     pub(crate) node: Weak<NodeInner>,
     pub(crate) mobile: Weak<Mobile>,
     pub(crate) interface: &'static Interface,
+    /// The actor's identity, for `==` with the cell it may come back to here.
+    pub(crate) birth: BirthId,
 }
 
 impl Drop for Stub {
@@ -58,6 +60,10 @@ impl Forward for Stub {
             ?reason,
             "kill of a moved actor from a node it left: not forwarded yet"
         );
+    }
+
+    fn identity(&self) -> Option<BirthId> {
+        Some(self.birth.clone())
     }
 }
 

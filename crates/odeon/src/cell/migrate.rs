@@ -139,6 +139,19 @@ impl<A: Actor> Cell<A> {
         }
     }
 
+    /// The actor's birth identity as this cell knows it: an arrived actor's own, or
+    /// a stub's from its route. Cold: only `==` of two different local cells reads it.
+    #[cold]
+    pub(crate) fn birth_identity(&self) -> Option<BirthId> {
+        if let Some(m) = self.mobile() {
+            return Some(m.birth.clone());
+        }
+        if self.flags.load(Ordering::Acquire) & MOVED != 0 {
+            return self.route().and_then(|r| r.identity());
+        }
+        None
+    }
+
     fn route(&self) -> Option<Arc<dyn Forward>> {
         self.ctl.lock().as_ref().and_then(|c| c.route.clone())
     }

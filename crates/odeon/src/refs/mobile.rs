@@ -35,9 +35,11 @@
 //! never reported stopped to its local watchers and never fails its links; it is
 //! collected silently when no strong ref to it is left.
 //!
-//! # Not done yet
+//! # Coming back
 //! An actor that comes back to a node with a live stub is installed in a new cell, not
-//! in the stub (design §2.3): local refs to the stub keep going through the route.
+//! in the stub: local refs to the stub keep going through the route, and they equal
+//! (and hash like) refs to the new cell when the route gives its
+//! [`Forward::identity`].
 
 use std::any::{Any, TypeId};
 use std::fmt;
@@ -112,6 +114,13 @@ pub trait Forward: Send + Sync + 'static {
     fn stop(&self, reason: StopReason);
     /// Someone on this node killed the actor.
     fn kill(&self, reason: StopReason);
+    /// The actor's birth identity (design §2.1), if the transport knows it. Lets a
+    /// local ref to this stub equal (`==`) a local ref to the cell the actor came back
+    /// to on this node later (the two cells differ). `None` (the default): a stub
+    /// equals only refs to itself.
+    fn identity(&self) -> Option<BirthId> {
+        None
+    }
 }
 
 /// A message type in a snapshot that may not leave the node (design §2.4 (3)).
