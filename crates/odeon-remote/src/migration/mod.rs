@@ -21,14 +21,22 @@
 //! [`Stub`](stub::Stub); asks sent through an entry are answered into the node-level
 //! `NodeInner.mobile_asks`. Who holds messages while the actor is frozen is in
 //! `driver.rs`. A peer declared lost is fed to every entry (`mobile_node_lost`): a
-//! target lost before Ready fails the move and the actor resumes (tested); the
-//! relocation frames of step 11 reach the entries too, but no test covers them yet.
+//! target lost before Ready fails the move and the actor resumes; routes through the
+//! lost node relocate (step 11) and find the host again (tested: the node the actor
+//! left lost, its birth node lost, and its host lost, after which sends fail with
+//! `Unreachable`). `faults.rs` covers what the entry cannot see: a frame an entry
+//! sends to a peer already marked lost, before the loss reached the entries, goes
+//! back on the route once the entry learned it; a ref whose birth node is lost or
+//! unknown gets an entry that relocates from the start. A node with no entry answers
+//! a relocation probe with `Gone`. Mobile refs travel inside messages (written with
+//! the birth identity). An offer the link refuses (larger than `max_frame`) fails the
+//! move at once (`MigrateFailure::NotSent`). Collection (step 10, `collect.rs`):
+//! `Out::Collected` drops the node's ref to the stub, and the table entry goes once
+//! no local ref uses it ([`Node::mobile_counts`](crate::Node::mobile_counts)).
 //! Not wired yet: ask bindings (§3.3: `AskAt` is dropped, so an ask whose host is
-//! lost waits for its timeout), stop/watch/link of a moved actor from another node (§2.4,
-//! §3.5), names (§3.8), chunking, a remote `migrate_to` (no frame asks a host to
-//! move its actor), collection of the table's entries and stubs (`Out::Collected` is
-//! logged; the table keeps entries and the stub's cell). So parts of the module are
-//! still dead code.
+//! lost waits for its timeout), stop/watch/link of a moved actor from another node
+//! (§2.4, §3.5), names (§3.8), chunking, a remote `migrate_to` (no frame asks a host
+//! to move its actor). So parts of the module are still dead code.
 //!
 //! The API is [`MigrateExt`](api::MigrateExt) and
 //! [`MigrateFromHandler`](api::MigrateFromHandler) (`api.rs`); a mobile type is
@@ -49,7 +57,9 @@
 //! - Frames are the wire's [`Traffic`](crate::wire::Traffic) version-3 variants.
 //!
 //! Files: `entry.rs` (data, `send`, `receive`), `route.rs` (steps 7–10),
-//! `repair.rs` (step 11), `handover.rs` (steps 1–6).
+//! `repair.rs` (step 11), `handover.rs` (steps 1–6); the driver's side: `driver.rs`,
+//! `source.rs`, `frames.rs`, `stub.rs`, `collect.rs` (step 10's table and stubs),
+//! `faults.rs` (losses the entry cannot see).
 //!
 //! # The protocol
 //! Per node and actor, one entry. Messages a node sends along a route carry

@@ -41,10 +41,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::turn::panic_message;
-use super::{
-    Cell, Extras, FREEZING, FROZEN, IDLE, KILL_REQUESTED, MOVED, Phase, STOP_REQUESTED, STOPPED,
-    THAWED, spawn,
-};
+use super::wake::{self, FreezeEnd};
+use super::{Cell, Extras, KILL_REQUESTED, MOVED, Phase, STOP_REQUESTED, STOPPED, spawn};
 use crate::mailbox::node::{Header, Kind};
 use crate::remote::{
     BirthId, Forward, FrozenActor, LocalOnly, MoveRequest, NotFrozen, Outgoing, Queued,
@@ -188,7 +186,7 @@ impl<A: Actor> Cell<A> {
         }
         let mv = mv.take()?;
         life.phase = Phase::Frozen;
-        self.wake.store(FREEZING, Ordering::Release);
+        wake::begin_freeze(&self.wake);
         let handle = FrozenActor::new(Box::new(Frozen {
             cell: self.arc(),
             stash: Vec::new(),
@@ -201,40 +199,17 @@ impl<A: Actor> Cell<A> {
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| mv.frozen(handle))) {
             tracing::warn!(actor = %self.id(), panic = %panic_message(&*p), "MoveRequest::frozen panicked");
         }
-        // AcqRel pairs with `hand_back`: on `THAWED` the transport's writes are visible.
-        match self
-            .wake
-            .compare_exchange(FREEZING, FROZEN, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => Some(RunOutcome::Parked),
-            Err(_) => {
-                // Resumed or committed already: the next turn runs the new phase.
-                self.wake.store(IDLE, Ordering::Release);
-                Some(RunOutcome::Requeue)
-            }
+        match wake::end_freeze(&self.wake) {
+            FreezeEnd::Parked => Some(RunOutcome::Parked),
+            // Resumed or committed already: the next turn runs the new phase.
+            FreezeEnd::Requeue => Some(RunOutcome::Requeue),
         }
     }
 
     /// The transport gives the turn back (see the module docs).
     fn hand_back(&self) {
-        loop {
-            match self
-                .wake
-                .compare_exchange(FREEZING, THAWED, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return,
-                Err(FROZEN) => {
-                    if self
-                        .wake
-                        .compare_exchange(FROZEN, IDLE, Ordering::AcqRel, Ordering::Acquire)
-                        .is_ok()
-                    {
-                        self.schedule(Placement::Slot, false);
-                        return;
-                    }
-                }
-                Err(other) => unreachable!("wake state {other} while frozen"),
-            }
+        if wake::hand_back(&self.wake) {
+            self.schedule(Placement::Slot, false);
         }
     }
 
