@@ -124,9 +124,11 @@ mod loom_tests {
         f.phase.with(|p| assert_eq!(unsafe { *p }, 1, "the transport's write is seen"));
     }
 
-    #[test]
-    fn a_freezing_turn_is_scheduled_again_exactly_once_whatever_races_it() {
-        loom::model(|| {
+    /// A freezing turn and the transport's hand-back, raced by a kill's wake-up
+    /// (`killer`) or by a send (`sender`). Two models of three threads each rather than
+    /// one of four: the same races, minutes less to explore.
+    fn freeze_race(killer: bool, sender: bool) {
+        loom::model(move || {
             let f = Arc::new(Frozen {
                 wake: AtomicU8::new(IDLE),
                 phase: UnsafeCell::new(0),
@@ -137,48 +139,57 @@ mod loom_tests {
             // consumer role: the mailbox is not marked empty while frozen.
             unsafe { f.mailbox.init(false) };
             begin_freeze(&f.wake);
-            let turn = {
-                let f = f.clone();
-                loom::thread::spawn(move || {
-                    if end_freeze(&f.wake) == FreezeEnd::Requeue {
-                        next_turn(&f);
-                    }
-                })
-            };
-            let transport = {
-                let f = f.clone();
-                loom::thread::spawn(move || {
-                    // SAFETY (loom): the transport owns the turn until it hands back.
-                    f.phase.with_mut(|p| unsafe { *p = 1 });
-                    if hand_back(&f.wake) {
-                        next_turn(&f);
-                    }
-                })
-            };
-            let killer = {
-                let f = f.clone();
-                loom::thread::spawn(move || {
-                    assert!(!wake(&f.wake), "a kill scheduled a frozen turn");
-                })
-            };
-            let sender = {
-                let f = f.clone();
-                loom::thread::spawn(move || {
+            let mut threads = Vec::new();
+            let g = f.clone();
+            threads.push(loom::thread::spawn(move || {
+                if end_freeze(&g.wake) == FreezeEnd::Requeue {
+                    next_turn(&g);
+                }
+            }));
+            let g = f.clone();
+            threads.push(loom::thread::spawn(move || {
+                // SAFETY (loom): the transport owns the turn until it hands back.
+                g.phase.with_mut(|p| unsafe { *p = 1 });
+                if hand_back(&g.wake) {
+                    next_turn(&g);
+                }
+            }));
+            if killer {
+                let g = f.clone();
+                threads.push(loom::thread::spawn(move || {
+                    assert!(!wake(&g.wake), "a kill scheduled a frozen turn");
+                }));
+            }
+            if sender {
+                let g = f.clone();
+                threads.push(loom::thread::spawn(move || {
                     // SAFETY: a fresh node, handed to the queue.
-                    let pushed = unsafe { f.mailbox.push(node()) };
+                    let pushed = unsafe { g.mailbox.push(node()) };
                     assert_eq!(pushed, Push::Queued, "a send scheduled a frozen actor");
-                })
-            };
-            for t in [turn, transport, killer, sender] {
+                }));
+            }
+            for t in threads {
                 t.join().unwrap();
             }
             assert_eq!(f.schedules.load(Ordering::SeqCst), 1, "scheduled once");
             assert_eq!(f.wake.load(Ordering::SeqCst), IDLE);
-            // The next turn finds the message sent meanwhile.
-            // SAFETY: every other thread joined: this one is the consumer.
-            let got = unsafe { f.mailbox.pop() }.expect("the send is in the mailbox");
-            // SAFETY: the node came from `node` and was popped once.
-            drop(unsafe { Box::from_raw(got.cast::<Node>().as_ptr()) });
+            if sender {
+                // The next turn finds the message sent meanwhile.
+                // SAFETY: every other thread joined: this one is the consumer.
+                let got = unsafe { f.mailbox.pop() }.expect("the send is in the mailbox");
+                // SAFETY: the node came from `node` and was popped once.
+                drop(unsafe { Box::from_raw(got.cast::<Node>().as_ptr()) });
+            }
         });
+    }
+
+    #[test]
+    fn a_freezing_turn_raced_by_a_kill_is_scheduled_again_exactly_once() {
+        freeze_race(true, false);
+    }
+
+    #[test]
+    fn a_freezing_turn_raced_by_a_send_is_scheduled_again_exactly_once() {
+        freeze_race(false, true);
     }
 }
