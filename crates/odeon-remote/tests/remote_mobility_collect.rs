@@ -63,7 +63,10 @@ fn nodes_an_actor_left_forget_it_once_traffic_settles() {
     .unwrap_or_else(|| {
         let log = c.system.block_on(from_c.ask(Log)).unwrap();
         let per = |s| log.iter().filter(|(x, _)| *x == s).count();
-        panic!("missing messages: per sender {:?}", [per(1), per(2), per(3), per(4)])
+        panic!(
+            "missing messages: per sender {:?}",
+            [per(1), per(2), per(3), per(4)]
+        )
     });
     assert_each_once_in_order(&log, &[(1, sent + 20), (2, sent), (3, 20), (4, 20)]);
 }
@@ -81,14 +84,21 @@ fn a_node_holding_a_remote_ref_keeps_its_entry_until_the_ref_is_dropped() {
     move_to(&from_b, a);
     // b's own ref still routes through its entry: it stays.
     from_b.tell(Note(1, 1)).unwrap();
-    assert_eq!(b.system.block_on(from_b.ask(Log)).unwrap(), [(1, 0), (1, 1)]);
+    assert_eq!(
+        b.system.block_on(from_b.ask(Log)).unwrap(),
+        [(1, 0), (1, 1)]
+    );
     assert_eq!(b.node().mobile_counts(), (1, 0));
     drop(from_b);
     let counts = eventually(WAIT, || {
         let counts = b.node().mobile_counts();
         (counts == (0, 0)).then_some(counts)
     });
-    assert_eq!(counts, Some((0, 0)), "b forgets the actor once its ref is gone");
+    assert_eq!(
+        counts,
+        Some((0, 0)),
+        "b forgets the actor once its ref is gone"
+    );
 }
 
 #[test]

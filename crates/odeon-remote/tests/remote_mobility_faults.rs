@@ -162,7 +162,11 @@ fn a_mobile_ref_travels_inside_a_message() {
     // x's ref is a mobile endpoint: it is written with the actor's birth identity.
     let id = x
         .system
-        .block_on(from_x.ask(Hold(from_x.clone())).timeout(Duration::from_secs(20)))
+        .block_on(
+            from_x
+                .ask(Hold(from_x.clone()))
+                .timeout(Duration::from_secs(20)),
+        )
         .expect("a message carrying a mobile ref is sent");
     assert_eq!(id, tally.id().as_u64());
     // The ref the actor sends back is its own, decoded on x as the same actor.

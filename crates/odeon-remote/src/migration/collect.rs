@@ -112,7 +112,9 @@ impl NodeInner {
             // Endpoints are made under the table's lock (`resolve_mobile`), so none
             // can start between this check and the removal.
             if mobile.users.load(Ordering::Acquire) != 0
-                || !table.get(&mobile.token).is_some_and(|m| Arc::ptr_eq(m, mobile))
+                || !table
+                    .get(&mobile.token)
+                    .is_some_and(|m| Arc::ptr_eq(m, mobile))
             {
                 return;
             }
@@ -137,7 +139,11 @@ impl NodeInner {
 
     /// A fresh entry on this node for an actor born elsewhere: it routes to the birth
     /// node and numbers after every entry this node forgot.
-    pub(crate) fn fresh_away(&self, wire: &WireRef, peers: Vec<crate::wire::NodeId>) -> MobileEntry {
+    pub(crate) fn fresh_away(
+        &self,
+        wire: &WireRef,
+        peers: Vec<crate::wire::NodeId>,
+    ) -> MobileEntry {
         let mut entry = MobileEntry::away(self.me.clone(), wire.clone(), peers);
         entry.seq_out = self.mobile_retired_seq.load(Ordering::Acquire);
         entry

@@ -34,7 +34,8 @@ impl NodeInner {
         let mut outs = d.entry.node_lost(to);
         // This node's own switch flush is not sent again: the loss ended that switch
         // (the route relocates). Messages and probes go on along the new route.
-        let own_flush = matches!(frame, Traffic::Flush { origin, via: None, .. } if *origin == self.me);
+        let own_flush =
+            matches!(frame, Traffic::Flush { origin, via: None, .. } if *origin == self.me);
         if !own_flush
             && let Some(item) = item_of_frame(&self.me, frame)
             && matches!(d.entry.place, Place::Away { .. } | Place::Prepared(_))

@@ -87,8 +87,8 @@ impl NodeInner {
     ) -> Option<Box<dyn Any + Send>> {
         // A birth node that is lost or unknown here cannot be routed to: the entry
         // relocates from the start (`faults.rs`).
-        let birth_known = wire.node == self.me
-            || self.known_peer(&wire.node).is_some_and(|p| !p.is_lost());
+        let birth_known =
+            wire.node == self.me || self.known_peer(&wire.node).is_some_and(|p| !p.is_lost());
         let peers = self.peer_ids();
         let mut start = Vec::new();
         let mobile = {

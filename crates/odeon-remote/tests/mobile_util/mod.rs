@@ -172,7 +172,8 @@ pub fn lookup(m: &Member, name: &str) -> ActorRef<Tally> {
 /// Moves the actor (registered as "tally") with a `GoTo` sent through `via`, and
 /// waits until it runs on `to` (a lookup there resolves to a local ref).
 pub fn move_to(via: &ActorRef<Tally>, to: &Member) {
-    via.tell(GoTo(to.node().id().clone())).expect("tell accepted");
+    via.tell(GoTo(to.node().id().clone()))
+        .expect("tell accepted");
     eventually(WAIT, || hosted_on(to).then_some(()))
         .unwrap_or_else(|| panic!("the actor reached {}", to.node().id()));
 }

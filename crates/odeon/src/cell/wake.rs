@@ -121,7 +121,8 @@ mod loom_tests {
     fn next_turn(f: &Frozen) {
         f.schedules.fetch_add(1, Ordering::SeqCst);
         // SAFETY (loom): a data race here is what loom reports.
-        f.phase.with(|p| assert_eq!(unsafe { *p }, 1, "the transport's write is seen"));
+        f.phase
+            .with(|p| assert_eq!(unsafe { *p }, 1, "the transport's write is seen"));
     }
 
     /// A freezing turn and the transport's hand-back, raced by a kill's wake-up

@@ -316,7 +316,9 @@ impl<A: Actor> PartialEq for ActorRef<A> {
             // left here and the cell it came back to. Only different pointers pay for
             // the identity check (design §2.3).
             (Target::Local(a), Target::Local(b)) => {
-                Arc::ptr_eq(a, b) || a.birth_identity().is_some_and(|x| b.birth_identity() == Some(x))
+                Arc::ptr_eq(a, b)
+                    || a.birth_identity()
+                        .is_some_and(|x| b.birth_identity() == Some(x))
             }
             (Target::Remote(a), Target::Remote(b)) => a.endpoint.address() == b.endpoint.address(),
             // Only an actor that moved here can equal a remote ref: compare its birth
