@@ -99,6 +99,15 @@ fn a_node_holding_a_remote_ref_keeps_its_entry_until_the_ref_is_dropped() {
         Some((0, 0)),
         "b forgets the actor once its ref is gone"
     );
+    // A fresh ref on b numbers on from the forgotten entry: the host, which took b's
+    // messages up to 2, takes the next ones (not dropped as stragglers).
+    let again = lookup(b, "tally");
+    again.tell(Note(1, 2)).unwrap();
+    again.tell(Note(1, 3)).unwrap();
+    assert_eq!(
+        b.system.block_on(again.ask(Log)).unwrap(),
+        [(1, 0), (1, 1), (1, 2), (1, 3)]
+    );
 }
 
 #[test]

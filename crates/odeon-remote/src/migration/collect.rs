@@ -13,12 +13,13 @@
 //!    never on the birth node (its entry is the actor's directory). The check runs
 //!    after every transition (under the entry's lock) and when the last user goes.
 //!
-//! Forgetting an entry releases this node's pin at its route's node (`Unpin`: the
-//! entry would never answer that node's hints again) and keeps one number: the
-//! largest sequence number the entry gave out, node-wide
-//! (`NodeInner::mobile_retired_seq`). A later entry for the same actor numbers on
-//! from there, so the owner's straggler rule (step 9) never mistakes its messages for
-//! old ones.
+//! An entry that sent numbered messages of its own first drains them: a flush
+//! through its route, acknowledged by the owner (see `forget_if_unused`). Forgetting
+//! releases this node's pin at its route's node (`Unpin`: the entry would never
+//! answer that node's hints again) and keeps one number: the largest sequence number
+//! the entry gave out, node-wide (`NodeInner::mobile_retired_seq`). A later entry for
+//! the same actor numbers on from there, so the owner's straggler rule (step 9) never
+//! mistakes its messages for old ones.
 //!
 //! [`MobileEndpoint`]: super::stub::MobileEndpoint
 
@@ -59,11 +60,11 @@ impl NodeInner {
     /// After every transition of `mobile`'s entry, under its lock: forgets the entry
     /// if it became collectable, or puts it back in the table if a frame made it
     /// needed again after a concurrent check had removed it.
-    pub(crate) fn after_transition(&self, mobile: &Arc<Mobile>, d: &Driver) {
+    pub(crate) fn after_transition(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver) {
         let now = collectable(d);
         let was = mobile.collectable.swap(now, Ordering::AcqRel);
         if now {
-            self.forget_if_unused(mobile, Some(d));
+            self.forget_if_unused(mobile, d);
         } else if was {
             self.mobile
                 .lock()
@@ -78,33 +79,39 @@ impl NodeInner {
     }
 
     /// A local user of `mobile` went away: the entry may go now.
-    pub(crate) fn mobile_unused(&self, mobile: &Arc<Mobile>) {
+    pub(crate) fn mobile_unused(self: &Arc<Self>, mobile: &Arc<Mobile>) {
         if mobile.users.fetch_sub(1, Ordering::AcqRel) == 1
             && mobile.collectable.load(Ordering::Acquire)
         {
-            self.forget_if_unused(mobile, None);
+            // `try_lock`: a user may go while this thread holds the entry (a ref
+            // dropped during a delivery). Whoever holds it checks again at the end of
+            // its transition.
+            if let Some(mut d) = mobile.state.try_lock() {
+                self.forget_if_unused(mobile, &mut d);
+            }
         }
     }
 
-    /// Removes `mobile` from the table if it is collectable and unused. `d` is its
-    /// state when the caller holds the entry's lock; otherwise the lock is taken here
-    /// (never under the table's: the table's lock is taken inside an entry's).
-    fn forget_if_unused(&self, mobile: &Arc<Mobile>, d: Option<&Driver>) {
-        let guard;
-        let d = match d {
-            Some(d) => d,
-            None => {
-                // `try_lock`: a user may go while this thread holds the entry (a ref
-                // dropped during a delivery). Whoever holds it checks again at the end
-                // of its transition.
-                let Some(g) = mobile.state.try_lock() else {
-                    return;
-                };
-                guard = g;
-                &*guard
-            }
-        };
-        if !collectable(d) {
+    /// Removes `mobile` from the table if it is collectable and unused (under its
+    /// entry's lock; the table's lock is only ever taken inside an entry's).
+    ///
+    /// An entry that numbered messages of its own first **drains**: it flushes its
+    /// route (step 8's switch, unprompted) and goes only once the owner acknowledged,
+    /// with no message sent since. Everything it sent is then queued at the owner, so
+    /// a later entry here (numbering on from it, through the birth node) cannot
+    /// overtake it and have it dropped as a straggler.
+    fn forget_if_unused(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver) {
+        if !collectable(d) || mobile.users.load(Ordering::Acquire) != 0 {
+            return;
+        }
+        let drained = d.entry.seq_out == 0
+            || d.flushed_at == Some(d.entry.seq_out)
+            || matches!(d.entry.place, Place::Away { route: Route::Dead });
+        if !drained {
+            d.flushed_at = Some(d.entry.seq_out);
+            d.entry.start_switch();
+            let outs = d.entry.take_out();
+            self.perform(mobile, d, outs);
             return;
         }
         {

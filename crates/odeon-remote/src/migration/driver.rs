@@ -68,6 +68,9 @@ pub(crate) struct Driver {
     pub(crate) moving: Option<Moving>,
     /// Target: the decoded state, between offer and commit or abort.
     pub(crate) arriving: Option<(u64, Box<dyn Any + Send>)>,
+    /// `seq_out` when this node last flushed its route to forget the entry
+    /// (`collect.rs`).
+    pub(crate) flushed_at: Option<u64>,
 }
 
 /// The source's side of a move the driver is carrying out.
@@ -102,6 +105,7 @@ impl Mobile {
                 entry,
                 moving: None,
                 arriving: None,
+                flushed_at: None,
             }),
             users: AtomicUsize::new(0),
             collectable: AtomicBool::new(false),
