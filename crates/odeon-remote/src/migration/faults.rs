@@ -103,3 +103,99 @@ fn item_of_frame(me: &NodeId, frame: &Traffic<'static>) -> Option<Item> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use odeon::{Actor, Context, Handler, Message, System};
+    use serde::{Deserialize, Serialize};
+
+    use crate::{MigrateExt, Node, Secret};
+
+    #[derive(Default, Serialize, Deserialize)]
+    struct Notes(Vec<u32>);
+    impl Actor for Notes {}
+    #[derive(Serialize, Deserialize)]
+    struct Note(u32);
+    impl Message for Note {
+        type Reply = ();
+    }
+    impl Handler<Note> for Notes {
+        fn handle(&mut self, m: Note, _: &mut Context<Self>) {
+            self.0.push(m.0);
+        }
+    }
+    #[derive(Serialize, Deserialize)]
+    struct Read;
+    impl Message for Read {
+        type Reply = Vec<u32>;
+    }
+    impl Handler<Read> for Notes {
+        fn handle(&mut self, _: Read, _: &mut Context<Self>) -> Vec<u32> {
+            self.0.clone()
+        }
+    }
+    crate::mobile_actor!(Notes = "faults.Notes" { Note = "faults.Note", Read = "faults.Read" });
+
+    fn eventually<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(30) {
+            if let Some(v) = f() {
+                return Some(v);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+
+    fn start(
+        name: &str,
+        system: &System,
+        secret: &Secret,
+        seed: Option<std::net::SocketAddr>,
+    ) -> Node {
+        let mut b = Node::builder(name)
+            .secret(secret.clone())
+            .lost_after(Duration::from_secs(30))
+            .gossip_interval(Duration::from_millis(100))
+            .mobile::<Notes>();
+        if let Some(s) = seed {
+            b = b.seed(s);
+        }
+        system.block_on(b.start(&system.handle())).expect("node starts")
+    }
+
+    /// Defect (b): a node marks a peer lost before the loss reaches its entries. A
+    /// send in that gap used to be dropped on the dead link; now the entry learns the
+    /// loss, relocates, and the message reaches the host.
+    #[test]
+    fn a_send_in_the_gap_before_a_loss_reaches_the_entries_is_not_lost() {
+        let secret = Secret::generate();
+        let systems: Vec<System> = (0..3).map(|_| System::new()).collect();
+        let h = start("gap-h", &systems[0], &secret, None);
+        let t = start("gap-t", &systems[1], &secret, Some(h.listen_addr()));
+        let x = start("gap-x", &systems[2], &secret, Some(h.listen_addr()));
+        for n in [&h, &t, &x] {
+            eventually(|| (n.peers().len() == 2).then_some(())).expect("the nodes link");
+        }
+        let notes = systems[0].spawn(Notes::default());
+        h.register("notes", &notes).unwrap();
+        let from_x = eventually(|| systems[2].block_on(x.lookup::<Notes>("notes")).ok())
+            .expect("x finds the name");
+        let moved = systems[0].block_on(notes.migrate_to(t.id()));
+        assert!(moved.is_ok(), "{moved:?}");
+        // x has sent nothing: its route is still the birth node h. x marks h lost
+        // (its link refuses frames) but has not fed the loss to its entries yet.
+        let peer = x.inner.known_peer(h.id()).expect("x knows h");
+        let _ = peer.lose("test: the gap before the entries learn it", false);
+        from_x.tell(Note(7)).expect("accepted");
+        let got = eventually(|| {
+            let got = systems[2]
+                .block_on(from_x.ask(Read).timeout(Duration::from_secs(5)))
+                .ok()?;
+            (!got.is_empty()).then_some(got)
+        });
+        assert_eq!(got, Some(vec![7]), "the tell sent in the gap reached the host");
+    }
+}
