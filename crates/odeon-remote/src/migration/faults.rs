@@ -163,7 +163,9 @@ mod tests {
         if let Some(s) = seed {
             b = b.seed(s);
         }
-        system.block_on(b.start(&system.handle())).expect("node starts")
+        system
+            .block_on(b.start(&system.handle()))
+            .expect("node starts")
     }
 
     /// Defect (b): a node marks a peer lost before the loss reaches its entries. A
@@ -196,6 +198,10 @@ mod tests {
                 .ok()?;
             (!got.is_empty()).then_some(got)
         });
-        assert_eq!(got, Some(vec![7]), "the tell sent in the gap reached the host");
+        assert_eq!(
+            got,
+            Some(vec![7]),
+            "the tell sent in the gap reached the host"
+        );
     }
 }
