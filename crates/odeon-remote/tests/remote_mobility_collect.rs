@@ -149,3 +149,30 @@ fn after_a_round_trip_a_ref_to_the_stub_equals_a_ref_to_the_cell_it_came_back_to
     log.sort();
     assert_eq!(log, [(1, 0), (2, 0)]);
 }
+
+#[test]
+fn a_local_ref_to_a_stub_the_node_let_go_still_travels_as_the_same_actor() {
+    let nodes = cluster(&["h", "a", "b", "x"], |b| b);
+    let (h, a, b, x) = (&nodes[0], &nodes[1], &nodes[2], &nodes[3]);
+    let tally = h.system.spawn(Tally::default());
+    h.node().register("tally", &tally).unwrap();
+    let from_x = lookup(x, "tally");
+    move_to(&from_x, a);
+    let on_a = lookup(a, "tally");
+    assert!(on_a.is_local());
+    move_to(&from_x, b);
+    // a let its stub go (no other node routes through it) but keeps the entry: a
+    // local ref to the stub is still held there.
+    let counts = eventually(WAIT, || {
+        let c = a.node().mobile_counts();
+        (c == (1, 0)).then_some(c)
+    });
+    assert_eq!(counts, Some((1, 0)), "{:?}", a.node().mobile_counts());
+    // That ref, sent inside a message, is still written as the actor itself.
+    on_a.tell(Keep(on_a.clone())).unwrap();
+    let kept = eventually(WAIT, || x.system.block_on(from_x.ask(Kept)).ok().flatten())
+        .expect("the ref was kept");
+    assert_eq!(kept, from_x);
+    kept.tell(Note(1, 0)).unwrap();
+    assert_eq!(x.system.block_on(from_x.ask(Log)).unwrap(), [(1, 0)]);
+}

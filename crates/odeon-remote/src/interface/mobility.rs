@@ -34,6 +34,9 @@ pub struct Mobility {
     pub(crate) activate: fn(Box<dyn Any + Send>),
     /// Whether two erased `ActorRef<A>`s are equal.
     pub(crate) same: fn(&ErasedRef, &ErasedRef) -> bool,
+    /// The birth identity a local `ActorRef<A>`'s cell knows (an arrived actor, or a
+    /// stub).
+    pub(crate) identity: fn(&ErasedRef) -> Option<BirthId>,
 }
 
 impl Mobility {
@@ -85,6 +88,10 @@ impl Mobility {
             ) {
                 (Some(a), Some(b)) => a == b,
                 _ => false,
+            },
+            identity: |a| {
+                a.downcast_ref::<ActorRef<A>>()
+                    .and_then(ActorRef::birth_identity)
             },
         }
     }

@@ -117,7 +117,7 @@ impl Mobile {
     }
 
     /// The actor's identity on every node.
-    fn birth(&self) -> BirthId {
+    pub(crate) fn birth(&self) -> BirthId {
         let a = &self.wire;
         BirthId {
             node: a.node.name.as_str().into(),

@@ -55,6 +55,17 @@ impl NodeInner {
         target: &ErasedRef,
     ) -> Option<WireRef> {
         let mobility = interface.mobility?;
+        if let Some(birth) = (mobility.identity)(target) {
+            // An actor that moved here, or a stub it left (whose cell the node may no
+            // longer hold, `collect.rs`): found by its identity.
+            let all: Vec<Arc<Mobile>> = self.mobile.lock().values().cloned().collect();
+            if let Some(m) = all
+                .into_iter()
+                .find(|m| std::ptr::eq(m.mobility, mobility) && m.birth() == birth)
+            {
+                return Some(m.wire.clone());
+            }
+        }
         let m = self.mobile_by_local(mobility, target)?;
         Some(m.wire.clone())
     }

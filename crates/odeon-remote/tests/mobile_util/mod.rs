@@ -25,6 +25,9 @@ pub struct Tally {
     /// Padding carried in the state (to make it large).
     pub ballast: Vec<u8>,
     pub failures: Vec<String>,
+    /// A ref handed over with `Keep` (not moved with the state).
+    #[serde(skip)]
+    pub kept: Option<ActorRef<Tally>>,
 }
 
 impl Actor for Tally {
@@ -108,6 +111,30 @@ impl Handler<Hold> for Tally {
     }
 }
 
+/// Keeps a ref (decoded where the actor runs).
+#[derive(Serialize, Deserialize)]
+pub struct Keep(pub ActorRef<Tally>);
+impl Message for Keep {
+    type Reply = ();
+}
+impl Handler<Keep> for Tally {
+    fn handle(&mut self, m: Keep, _: &mut Context<Self>) {
+        self.kept = Some(m.0);
+    }
+}
+
+/// The ref kept last.
+#[derive(Serialize, Deserialize)]
+pub struct Kept;
+impl Message for Kept {
+    type Reply = Option<ActorRef<Tally>>;
+}
+impl Handler<Kept> for Tally {
+    fn handle(&mut self, _: Kept, _: &mut Context<Self>) -> Option<ActorRef<Tally>> {
+        self.kept.clone()
+    }
+}
+
 odeon_remote::mobile_actor!(Tally = "util.Tally" {
     Note = "util.Note",
     Log = "util.Log",
@@ -116,6 +143,8 @@ odeon_remote::mobile_actor!(Tally = "util.Tally" {
     Me = "util.Me",
     Hold = "util.Hold",
     Where = "util.Where",
+    Keep = "util.Keep",
+    Kept = "util.Kept",
 });
 
 /// A node that accepts `Tally` arrivals, tuned by `tune`.

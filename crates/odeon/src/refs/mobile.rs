@@ -331,6 +331,34 @@ impl<A: MobileActor> Context<A> {
 }
 
 impl<A: MobileActor> ActorRef<A> {
+    /// For transports: the birth identity this node's cell knows for the actor: an
+    /// actor that moved here, or the stub one left (from its route's
+    /// [`Forward::identity`]). `None` for a remote ref and for an actor that never
+    /// moved (its birth identity is this node and its id).
+    ///
+    /// ```
+    /// # use std::any::Any;
+    /// # use odeon::remote::{BirthId, MobileActor, prepare};
+    /// # use odeon::{Actor, ActorId, RemoteActor, System};
+    /// # struct Counter;
+    /// # impl Actor for Counter {}
+    /// # impl RemoteActor for Counter {
+    /// #     const TYPE_NAME: &'static str = "demo.Counter";
+    /// #     fn interface() -> &'static (dyn Any + Send + Sync) { &() }
+    /// # }
+    /// # impl MobileActor for Counter {
+    /// #     fn mobility() -> &'static (dyn Any + Send + Sync) { &() }
+    /// # }
+    /// let system = System::new();
+    /// let birth = BirthId { node: "a".into(), incarnation: 1, id: ActorId::from_u64(7) };
+    /// let arrived = prepare(&system.handle(), Counter, birth.clone());
+    /// assert_eq!(arrived.actor_ref().birth_identity(), Some(birth));
+    /// assert_eq!(system.spawn(Counter).birth_identity(), None);
+    /// ```
+    pub fn birth_identity(&self) -> Option<BirthId> {
+        self.local().and_then(|cell| cell.birth_identity())
+    }
+
     /// For transports: freezes the actor between two messages, after every message
     /// sent to it before this call, and calls `request` back. For a remote ref the
     /// request is refused at once with [`NotFrozen::Remote`].
