@@ -735,3 +735,63 @@ fn watches_made_before_and_after_a_commit_go_to_the_route_and_an_unwatch_follows
     system.run_until_quiescent();
     assert_eq!(ended.lock().unwrap().len(), 2);
 }
+
+/// A route that knows the actor's birth identity (as a transport's does).
+struct NamedRoute(BirthId);
+impl Forward for NamedRoute {
+    fn accepts(&self, type_id: TypeId) -> bool {
+        in_interface(type_id)
+    }
+    fn forward(&self, _: Outgoing) {}
+    fn stop(&self, _: StopReason) {}
+    fn kill(&self, _: StopReason) {}
+    fn identity(&self) -> Option<BirthId> {
+        Some(self.0.clone())
+    }
+}
+
+#[test]
+fn a_stub_equals_the_cell_its_actor_came_back_to_and_only_that_one() {
+    let system = new_system();
+    let log = Log::default();
+    let counter = system.spawn(Counter::new(&log));
+    let birth = |id: ActorId| BirthId {
+        node: "a".into(),
+        incarnation: 1,
+        id,
+    };
+    let (req, frozen) = request();
+    counter.request_move(req);
+    let actor = frozen.recv().unwrap().unwrap();
+    let _ = actor.commit(Arc::new(NamedRoute(birth(counter.id()))));
+    // The actor comes back into a new cell under the same birth identity.
+    let back = prepare(&system.handle(), Counter::new(&log), birth(counter.id()));
+    let back_ref = back.actor_ref();
+    back.activate();
+    assert_eq!(back_ref, counter);
+    assert_eq!(counter, back_ref);
+    let hash = |r: &ActorRef<Counter>| {
+        let mut h = DefaultHasher::new();
+        r.hash(&mut h);
+        h.finish()
+    };
+    assert_eq!(hash(&back_ref), hash(&counter));
+    // Another actor with the same id but another birth node is not the same.
+    let other = prepare(
+        &system.handle(),
+        Counter::new(&log),
+        BirthId {
+            node: "b".into(),
+            incarnation: 1,
+            id: counter.id(),
+        },
+    );
+    let other_ref = other.actor_ref();
+    other.activate();
+    assert_ne!(other_ref, counter);
+    assert_ne!(other_ref, back_ref);
+    // Plain actors stay equal only to themselves.
+    let plain = system.spawn(Counter::new(&log));
+    assert_ne!(plain, counter);
+    assert_eq!(plain, plain.clone());
+}

@@ -40,6 +40,9 @@ pub struct Mobility {
     pub(crate) kill: fn(&ErasedRef),
     /// Moves a local actor (a forwarded `migrate_to`).
     pub(crate) migrate: fn(&ErasedRef, &crate::wire::NodeId) -> Option<crate::Migration>,
+    /// The birth identity a local `ActorRef<A>`'s cell knows (an arrived actor, or a
+    /// stub).
+    pub(crate) identity: fn(&ErasedRef) -> Option<BirthId>,
 }
 
 impl Mobility {
@@ -105,6 +108,10 @@ impl Mobility {
             migrate: |r, to| {
                 use crate::MigrateExt;
                 r.downcast_ref::<ActorRef<A>>().map(|r| r.migrate_to(to))
+            },
+            identity: |a| {
+                a.downcast_ref::<ActorRef<A>>()
+                    .and_then(ActorRef::birth_identity)
             },
         }
     }

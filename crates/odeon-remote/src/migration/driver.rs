@@ -22,6 +22,7 @@
 
 use std::any::Any;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::time::Instant;
 
 use odeon::ActorId;
@@ -54,6 +55,14 @@ pub(crate) struct Mobile {
     pub(crate) state: Mutex<Driver>,
     /// Watches, links and controls waiting for the lock (`control.rs`).
     pub(crate) control: super::control::ControlState,
+    /// Local senders that route through this entry: live [`MobileEndpoint`]s and the
+    /// stub's route (`collect.rs`: the table keeps the entry while any is left).
+    ///
+    /// [`MobileEndpoint`]: super::stub::MobileEndpoint
+    pub(crate) users: AtomicUsize,
+    /// The entry was collected (step 10) and has not been needed since: written under
+    /// `state`'s lock after every transition, read under the table's (`collect.rs`).
+    pub(crate) collectable: AtomicBool,
 }
 
 /// The entry and the hand-over in progress, under one lock.
@@ -63,6 +72,9 @@ pub(crate) struct Driver {
     pub(crate) moving: Option<Moving>,
     /// Target: the decoded state, between offer and commit or abort.
     pub(crate) arriving: Option<(u64, Box<dyn Any + Send>)>,
+    /// `seq_out` when this node last flushed its route to forget the entry
+    /// (`collect.rs`).
+    pub(crate) flushed_at: Option<u64>,
 }
 
 /// The source's side of a move the driver is carrying out.
@@ -112,8 +124,11 @@ impl Mobile {
                 entry,
                 moving: None,
                 arriving: None,
+                flushed_at: None,
             }),
             control: Default::default(),
+            users: AtomicUsize::new(0),
+            collectable: AtomicBool::new(false),
         })
     }
 
@@ -122,7 +137,7 @@ impl Mobile {
     }
 
     /// The actor's identity on every node.
-    fn birth(&self) -> BirthId {
+    pub(crate) fn birth(&self) -> BirthId {
         let a = &self.wire;
         BirthId {
             node: a.node.name.as_str().into(),
@@ -190,23 +205,34 @@ impl NodeInner {
         for out in moved.into_iter().chain(rest) {
             self.perform_one(mobile, d, out);
         }
+        self.after_transition(mobile, d);
     }
 
     fn perform_one(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver, out: Out) {
         match out {
-            Out::Send { to, frame } => match self.known_peer(&to) {
-                Some(peer) => {
-                    if let Traffic::Relay { msg, .. } = &frame
-                        && msg.origin != self.me
-                    {
-                        self.migration_stats.forwarded();
+            Out::Send { to, frame } => {
+                if let Traffic::Relay { msg, .. } = &frame
+                    && msg.origin != self.me
+                {
+                    self.migration_stats.forwarded();
+                }
+                let sent = match self.known_peer(&to) {
+                    Some(peer) => peer.send(&frame).map_err(|e| e.to_string()),
+                    None => Err(format!("{to} is not a known node")),
+                };
+                if let Err(e) = sent {
+                    if self.resend_after_loss(mobile, d, &to, &frame) {
+                        return;
                     }
-                    if let Err(e) = peer.send(&frame) {
-                        tracing::warn!(peer = %to, error = %e, "mobility frame not sent");
+                    tracing::warn!(peer = %to, error = %e, "mobility frame not sent");
+                    // An offer the link refused would otherwise keep the actor frozen
+                    // until the request timeout: the move fails now.
+                    if let Traffic::MigrateOffer { migration, .. } = frame {
+                        let outs = d.entry.offer_not_sent(migration, e);
+                        self.perform(mobile, d, outs);
                     }
                 }
-                None => tracing::warn!(peer = %to, "mobility frame to an unknown node dropped"),
-            },
+            }
             Out::Deliver(msg) => self.deliver_mobile(mobile, msg),
             Out::FailAsk { request } => self.fail_bound_ask(request),
             // Ask bindings (design §3.3, `binding.rs`).
@@ -239,7 +265,7 @@ impl NodeInner {
                 }
                 self.forget_migration(mobile, migration);
             }
-            Out::Collected => tracing::debug!(token = mobile.token, "forwarding entry collected"),
+            Out::Collected => self.collected(mobile),
             Out::ActorLost => tracing::warn!(token = mobile.token, "mobile actor lost"),
             Out::Straggler { origin, seq } => {
                 tracing::debug!(%origin, seq, "straggler dropped");
@@ -328,11 +354,13 @@ impl NodeInner {
         };
         let carried = m.carried();
         self.forget_migration(mobile, migration);
+        NodeInner::mobile_used(mobile);
         let stub = Arc::new(Stub {
             node: Arc::downgrade(self),
             mobile: Arc::downgrade(mobile),
             interface: mobile.interface,
             id: ActorId::from_u64(mobile.wire.id),
+            birth: mobile.birth(),
         });
         // The source's own watch of the cell stays here; its watchers went in the offer
         // and learn where (design §3.5: "sent to target").
@@ -381,6 +409,7 @@ impl NodeInner {
             MoveFailed::Refused(w) => MigrateError::from_wire(&m.target, w),
             MoveFailed::TargetLost => MigrateFailure::TargetLost.into(),
             MoveFailed::Timeout => MigrateFailure::Timeout(self.settings.request_timeout).into(),
+            MoveFailed::NotSent(why) => MigrateFailure::NotSent(why).into(),
         };
         tracing::info!(token = mobile.token, %error, "move abandoned; the actor resumes");
         let epoch = Some(d.entry.epoch);

@@ -21,8 +21,18 @@
 //! [`Stub`](stub::Stub); asks sent through an entry are answered into the node-level
 //! `NodeInner.mobile_asks`. Who holds messages while the actor is frozen is in
 //! `driver.rs`. A peer declared lost is fed to every entry (`mobile_node_lost`): a
-//! target lost before Ready fails the move and the actor resumes (tested); the
-//! relocation frames of step 11 reach the entries too, but no test covers them yet.
+//! target lost before Ready fails the move and the actor resumes; routes through the
+//! lost node relocate (step 11) and find the host again (tested: the node the actor
+//! left lost, its birth node lost, and its host lost, after which sends fail with
+//! `Unreachable`). `faults.rs` covers what the entry cannot see: a frame an entry
+//! sends to a peer already marked lost, before the loss reached the entries, goes
+//! back on the route once the entry learned it; a ref whose birth node is lost or
+//! unknown gets an entry that relocates from the start. A node with no entry answers
+//! a relocation probe with `Gone`. Mobile refs travel inside messages (written with
+//! the birth identity). An offer the link refuses (larger than `max_frame`) fails the
+//! move at once (`MigrateFailure::NotSent`). Collection (step 10, `collect.rs`):
+//! `Out::Collected` drops the node's ref to the stub, and the table entry goes once
+//! no local ref uses it ([`Node::mobile_counts`](crate::Node::mobile_counts)).
 //!
 //! **Control of moved actors** (`control.rs`, design §2.4, §3.5): `stop`, `kill`,
 //! `watch`, `unwatch`, `link`, `unlink` and `migrate_to` on any ref to a mobile actor
@@ -42,10 +52,9 @@
 //! same). Hop counters are a byte compared in serial-number order (RFC 1982).
 //!
 //! Not wired yet: the source's "sent to target" report for watches (§3.5: a watch is
-//! bound only once the host confirms it), names (§3.8), chunking, collection of the
-//! table's entries and stubs (`Out::Collected` is logged; the table keeps entries and
-//! the stub's cell), and a watch's or ask's binding when the route relocates (step
-//! 11). So parts of the module are still dead code.
+//! bound only once the host confirms it), names (§3.8), chunking, and a watch's or
+//! ask's binding when the route relocates (step 11). So parts of the module are
+//! still dead code.
 //!
 //! The API is [`MigrateExt`](api::MigrateExt) and
 //! [`MigrateFromHandler`](api::MigrateFromHandler) (`api.rs`); a mobile type is
@@ -66,8 +75,10 @@
 //! - Frames are the wire's [`Traffic`](crate::wire::Traffic) version-3 variants.
 //!
 //! Files: `entry.rs` (data, `send`, `receive`), `route.rs` (steps 7–10),
-//! `repair.rs` (step 11), `handover.rs` (steps 1–6), `binding.rs` (ask bindings),
-//! `control.rs` (control of moved actors, watches and links).
+//! `repair.rs` (step 11), `handover.rs` (steps 1–6); the driver's side: `driver.rs`,
+//! `source.rs`, `frames.rs`, `stub.rs`, `binding.rs` (ask bindings), `control.rs`
+//! (control of moved actors, watches and links), `collect.rs` (step 10's table and
+//! stubs), `faults.rs` (losses the entry cannot see).
 //!
 //! # The protocol
 //! Per node and actor, one entry. Messages a node sends along a route carry
@@ -167,9 +178,11 @@
 
 pub(crate) mod api;
 pub(crate) mod binding;
+pub(crate) mod collect;
 pub(crate) mod control;
 pub(crate) mod driver;
 pub(crate) mod entry;
+pub(crate) mod faults;
 pub(crate) mod frames;
 pub(crate) mod handover;
 pub(crate) mod repair;

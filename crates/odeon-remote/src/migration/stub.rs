@@ -5,7 +5,7 @@ use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::{Arc, Weak};
 
-use odeon::remote::{Endpoint, Forward, Outgoing, Refusal};
+use odeon::remote::{BirthId, Endpoint, Forward, Outgoing, Refusal};
 use odeon::{ActorId, AskError, StopReason, SystemHandle, Terminated};
 
 use super::control::Control;
@@ -22,6 +22,16 @@ pub(crate) struct Stub {
     pub(crate) interface: &'static Interface,
     /// The actor's id (its birth id), for a `Terminated` made here.
     pub(crate) id: ActorId,
+    /// The actor's identity, for `==` with the cell it may come back to here.
+    pub(crate) birth: BirthId,
+}
+
+impl Drop for Stub {
+    fn drop(&mut self) {
+        if let (Some(node), Some(mobile)) = (self.node.upgrade(), self.mobile.upgrade()) {
+            node.mobile_unused(&mobile);
+        }
+    }
 }
 
 impl Forward for Stub {
@@ -69,6 +79,10 @@ impl Forward for Stub {
             node.mobile_unwatch(&mobile, key);
         }
     }
+
+    fn identity(&self) -> Option<BirthId> {
+        Some(self.birth.clone())
+    }
 }
 
 impl Stub {
@@ -105,6 +119,12 @@ pub(crate) struct MobileEndpoint {
 impl fmt::Debug for MobileEndpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}@{} (mobile)", self.id, self.birth)
+    }
+}
+
+impl Drop for MobileEndpoint {
+    fn drop(&mut self) {
+        self.node.mobile_unused(&self.mobile);
     }
 }
 

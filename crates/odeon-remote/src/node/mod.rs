@@ -159,6 +159,9 @@ pub(crate) struct NodeInner {
     /// one fails at once; a node not linked yet is not lost). One entry per lost
     /// incarnation.
     pub(crate) lost_nodes: Mutex<std::collections::HashSet<NodeId>>,
+    /// The largest sequence number a forgotten mobile entry had given out: a later
+    /// entry here numbers on from it (`migration/collect.rs`).
+    pub(crate) mobile_retired_seq: AtomicU64,
     /// This node, for callers that hold only `&self` (losing a peer).
     pub(crate) this: std::sync::Weak<NodeInner>,
 }

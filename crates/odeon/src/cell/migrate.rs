@@ -41,10 +41,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::turn::panic_message;
-use super::{
-    Cell, Extras, FREEZING, FROZEN, IDLE, KILL_REQUESTED, MOVED, Phase, STOP_REQUESTED, STOPPED,
-    THAWED, spawn,
-};
+use super::wake::{self, FreezeEnd};
+use super::{Cell, Extras, KILL_REQUESTED, MOVED, Phase, STOP_REQUESTED, STOPPED, spawn};
 use crate::mailbox::node::{Header, Kind};
 use crate::remote::{
     BirthId, Forward, FrozenActor, LocalOnly, MoveRequest, NotFrozen, Outgoing, Queued,
@@ -140,6 +138,19 @@ impl<A: Actor> Cell<A> {
         }
     }
 
+    /// The actor's birth identity as this cell knows it: an arrived actor's own, or
+    /// a stub's from its route. Cold: only `==` of two different local cells reads it.
+    #[cold]
+    pub(crate) fn birth_identity(&self) -> Option<BirthId> {
+        if let Some(m) = self.mobile() {
+            return Some(m.birth.clone());
+        }
+        if self.flags.load(Ordering::Acquire) & MOVED != 0 {
+            return self.route().and_then(|r| r.identity());
+        }
+        None
+    }
+
     fn route(&self) -> Option<Arc<dyn Forward>> {
         self.ctl.lock().as_ref().and_then(|c| c.route.clone())
     }
@@ -176,7 +187,7 @@ impl<A: Actor> Cell<A> {
         }
         let mv = mv.take()?;
         life.phase = Phase::Frozen;
-        self.wake.store(FREEZING, Ordering::Release);
+        wake::begin_freeze(&self.wake);
         let handle = FrozenActor::new(Box::new(Frozen {
             cell: self.arc(),
             stash: Vec::new(),
@@ -189,40 +200,17 @@ impl<A: Actor> Cell<A> {
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| mv.frozen(handle))) {
             tracing::warn!(actor = %self.id(), panic = %panic_message(&*p), "MoveRequest::frozen panicked");
         }
-        // AcqRel pairs with `hand_back`: on `THAWED` the transport's writes are visible.
-        match self
-            .wake
-            .compare_exchange(FREEZING, FROZEN, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => Some(RunOutcome::Parked),
-            Err(_) => {
-                // Resumed or committed already: the next turn runs the new phase.
-                self.wake.store(IDLE, Ordering::Release);
-                Some(RunOutcome::Requeue)
-            }
+        match wake::end_freeze(&self.wake) {
+            FreezeEnd::Parked => Some(RunOutcome::Parked),
+            // Resumed or committed already: the next turn runs the new phase.
+            FreezeEnd::Requeue => Some(RunOutcome::Requeue),
         }
     }
 
     /// The transport gives the turn back (see the module docs).
     fn hand_back(&self) {
-        loop {
-            match self
-                .wake
-                .compare_exchange(FREEZING, THAWED, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return,
-                Err(FROZEN) => {
-                    if self
-                        .wake
-                        .compare_exchange(FROZEN, IDLE, Ordering::AcqRel, Ordering::Acquire)
-                        .is_ok()
-                    {
-                        self.schedule(Placement::Slot, false);
-                        return;
-                    }
-                }
-                Err(other) => unreachable!("wake state {other} while frozen"),
-            }
+        if wake::hand_back(&self.wake) {
+            self.schedule(Placement::Slot, false);
         }
     }
 
@@ -303,18 +291,23 @@ impl<A: Actor> Cell<A> {
     /// Retires a stub silently (shutdown, or no strong ref left): the actor did not
     /// stop, so watchers are not told and links are not failed.
     pub(super) fn retire_stub(&self) -> RunOutcome {
-        let (watchers, links) = {
+        let (watchers, links, route) = {
             let mut ctl = self.ctl.lock();
             self.flags.fetch_or(STOPPED, Ordering::AcqRel);
             match ctl.as_mut() {
+                // The route goes now, not when the cell is freed (a stopped cell may
+                // stay in its parent's list for a while): the transport learns at
+                // once that nothing here forwards any more. Nobody reads it after
+                // `STOPPED` (every reader checks that first, under `ctl`).
                 Some(c) => (
                     std::mem::take(&mut c.watchers),
                     std::mem::take(&mut c.links),
+                    c.route.take(),
                 ),
                 None => Default::default(),
             }
         };
-        drop((watchers, links));
+        drop((watchers, links, route));
         self.drain_stopped();
         // The actor was counted as gone at commit (`actor_stopped`); only the turn's
         // unit ends here.
