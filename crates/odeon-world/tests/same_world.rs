@@ -1,0 +1,69 @@
+//! The actor world and the shared-memory world are the same world: identical
+//! checksums tick for tick, for several seeds, with one and with two workers.
+
+use odeon_world::actors::ActorWorld;
+use odeon_world::shared::SharedWorld;
+
+const OBJECTS: usize = 500;
+const TICKS: u64 = 200;
+
+fn shared(seed: u64) -> (Vec<u64>, Vec<usize>) {
+    let mut w = SharedWorld::new(OBJECTS, seed);
+    (0..TICKS).map(|_| (w.step(), w.objects().len())).unzip()
+}
+
+fn actors(seed: u64, workers: usize) -> (Vec<u64>, Vec<usize>) {
+    let mut w = ActorWorld::new(OBJECTS, seed, workers);
+    let reports = w.run(TICKS, 0, |_| {}).expect("the actor world runs");
+    w.shutdown();
+    reports.iter().map(|r| (r.checksum, r.objects)).unzip()
+}
+
+#[test]
+fn actors_and_shared_memory_agree_tick_for_tick() {
+    for seed in [1, 2, 3] {
+        let (want, counts) = shared(seed);
+        for workers in [1, 2] {
+            let (got, got_counts) = actors(seed, workers);
+            assert_eq!(
+                got_counts, counts,
+                "seed {seed}, {workers} workers: populations"
+            );
+            for (t, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
+                    g,
+                    w,
+                    "seed {seed}, {workers} workers: checksum of tick {}",
+                    t + 1
+                );
+            }
+            assert_eq!(got.len(), want.len());
+        }
+    }
+}
+
+#[test]
+fn the_world_lives_births_and_deaths_happen() {
+    // A world where nothing is born or dies would make the comparison above weak.
+    let mut w = SharedWorld::new(OBJECTS, 1);
+    let first: Vec<u64> = w.objects().iter().map(|o| o.id).collect();
+    let mut seen_birth = false;
+    let mut seen_death = false;
+    for _ in 0..TICKS {
+        w.step();
+        seen_birth |= w.objects().iter().any(|o| o.id >= OBJECTS as u64);
+        let ids: std::collections::HashSet<u64> = w.objects().iter().map(|o| o.id).collect();
+        seen_death |= first.iter().any(|id| !ids.contains(id));
+    }
+    assert!(seen_birth && seen_death);
+    let n = w.objects().len();
+    assert!(
+        n > OBJECTS / 4 && n < OBJECTS * 4,
+        "population {n} neither died out nor exploded"
+    );
+}
+
+#[test]
+fn seeds_make_different_worlds() {
+    assert_ne!(shared(1).0, shared(2).0);
+}
