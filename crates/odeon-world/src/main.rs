@@ -84,7 +84,7 @@ fn run(args: &Args) -> Result<(f64, u64), WorldError> {
             for _ in 0..args.ticks {
                 checksum = world.step();
                 progress(world.tick(), args.ticks, world.objects().len());
-                if every != 0 && world.tick() % every == 0 {
+                if every != 0 && world.tick().is_multiple_of(every) {
                     frame(&args.png, world.tick(), world.field(), world.objects())?;
                 }
             }

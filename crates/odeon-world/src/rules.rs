@@ -229,15 +229,15 @@ pub fn decide(o: &Obj, cell: CellSummary, field: &Field, tick: u64) -> Intent {
         return Intent::Stay;
     }
     let r = roll(field.seed, o.id, tick);
-    if o.energy >= REPRODUCE_AT && cell.creatures < 4 && r % 4 == 0 {
+    if o.energy >= REPRODUCE_AT && cell.creatures < 4 && r.is_multiple_of(4) {
         Intent::Reproduce
-    } else if cell.tree_energy > 0 && o.energy < 80 && (r >> 8) % 4 != 0 {
+    } else if cell.tree_energy > 0 && o.energy < 80 && !(r >> 8).is_multiple_of(4) {
         Intent::Eat
-    } else if cell.creatures >= 2 && (r >> 16) % 6 == 0 {
+    } else if cell.creatures >= 2 && (r >> 16).is_multiple_of(6) {
         Intent::Fight
     } else {
         let (px, py) = field.pull[field.cell(o.x, o.y)];
-        if (px, py) != (0, 0) && (r >> 24) % 2 == 0 {
+        if (px, py) != (0, 0) && (r >> 24).is_multiple_of(2) {
             Intent::Move(px, py)
         } else {
             let d = (r >> 32) % 9;
@@ -329,7 +329,7 @@ pub fn resolve_cell(
                 }
                 let regrow = if field.fertile[cell] { 2 } else { 1 };
                 o.energy = (o.energy + regrow).min(TREE_MAX);
-                if o.energy >= 40 && tree_count < 3 && (r >> 40) % 32 == 0 {
+                if o.energy >= 40 && tree_count < 3 && (r >> 40).is_multiple_of(32) {
                     o.energy /= 2;
                     let child = Obj {
                         id: child_id(o.id, tick),

@@ -52,7 +52,7 @@ impl Coordinator {
         self.pending = self.regions.len();
         self.checksum = 0;
         self.objects = 0;
-        let frame = self.frame_every != 0 && self.tick % self.frame_every == 0;
+        let frame = self.frame_every != 0 && self.tick.is_multiple_of(self.frame_every);
         self.frame = frame.then(Vec::new);
         for r in &self.regions {
             if r.tell(Start {

@@ -5,10 +5,10 @@
 //! 1. the coordinator tells every region `Start(t)`;
 //! 2. a region computes its cells' summaries from the state it committed at `t - 1` and
 //!    sends each of its objects a `Step` (that state, applied first, and the summary);
-//! 3. each object decides ([`rules::decide`](crate::rules::decide)) and reports its
+//! 3. each object decides ([`rules::decide`]) and reports its
 //!    state and intent to the region;
 //! 4. with every report in, the region sorts them by `(cell, id)` and resolves each
-//!    cell ([`rules::resolve_cell`](crate::rules::resolve_cell)); it spawns the
+//!    cell ([`rules::resolve_cell`]); it spawns the
 //!    newborns, stops the dead, and sends exactly one `Border` (the emigrants, perhaps
 //!    none) to each of its eight neighbours;
 //! 5. once resolved with its eight borders in, the region commits and sends the
