@@ -67,3 +67,19 @@ fn the_world_lives_births_and_deaths_happen() {
 fn seeds_make_different_worlds() {
     assert_ne!(shared(1).0, shared(2).0);
 }
+
+#[test]
+fn a_world_of_sixteen_regions_agrees_too() {
+    // 500 objects make a 2 × 2 grid of regions, where a region's left and right (and
+    // upper and lower) neighbours are one region; 2,000 make 4 × 4, all eight distinct.
+    let objects = 2_000;
+    let mut shared = SharedWorld::new(objects, 11);
+    let mut actors = ActorWorld::new(objects, 11, 2);
+    assert_eq!(actors.field().regions_per_side(), 4);
+    let reports = actors.run(60, 0, |_| {}).expect("the actor world runs");
+    actors.shutdown();
+    for r in &reports {
+        assert_eq!(r.checksum, shared.step(), "checksum of tick {}", r.tick);
+        assert_eq!(r.objects, shared.objects().len());
+    }
+}

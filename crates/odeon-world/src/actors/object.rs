@@ -12,20 +12,23 @@ use crate::rules::{self, CellSummary, Field, Obj};
 pub(crate) struct ObjectActor {
     pub(crate) obj: Obj,
     pub(crate) field: Arc<Field>,
+    /// The region it reports to; set by the first `Step` from a region.
+    pub(crate) region: Option<ActorRef<Region>>,
 }
 
 impl Actor for ObjectActor {}
 
 /// From the region, once per tick: the state the region resolved for this object at
 /// the end of the previous tick (applied first), the object's cell summary, and where
-/// to send the intent. `slot` is echoed so that the region files the reply without a
+/// to send the intent (only in the first `Step` from a region: cloning a ref per
+/// object per tick costs two atomic operations on a shared counter). `slot` is echoed so that the region files the reply without a
 /// lookup; it does not influence any rule.
 pub(crate) struct Step {
     pub(crate) tick: u64,
     pub(crate) slot: u32,
     pub(crate) state: Obj,
     pub(crate) summary: CellSummary,
-    pub(crate) region: ActorRef<Region>,
+    pub(crate) region: Option<ActorRef<Region>>,
 }
 
 impl Message for Step {
@@ -35,6 +38,9 @@ impl Message for Step {
 impl Handler<Step> for ObjectActor {
     fn handle(&mut self, msg: Step, cx: &mut Context<Self>) {
         self.obj = msg.state;
+        if msg.region.is_some() {
+            self.region = msg.region;
+        }
         let intent = rules::decide(&self.obj, msg.summary, &self.field, msg.tick);
         let report = Report {
             tick: msg.tick,
@@ -42,7 +48,8 @@ impl Handler<Step> for ObjectActor {
             obj: self.obj,
             intent,
         };
-        if msg.region.tell(report).is_err() {
+        let sent = self.region.as_ref().map(|r| r.tell(report).is_ok());
+        if sent != Some(true) {
             // The region is gone: the world is being shut down.
             cx.stop();
         }

@@ -12,6 +12,8 @@ use crate::rules::{self, CellSummary, Field, Intent, Obj, Origin};
 pub(crate) struct Member {
     obj: Obj,
     actor: ActorRef<ObjectActor>,
+    /// New to this region (spawned, or moved in): its next `Step` carries the region's ref.
+    fresh: bool,
 }
 
 /// The eight regions around this one (the torus may make some, or all, the same
@@ -32,6 +34,17 @@ pub(crate) struct Region {
     resolved: bool,
     next: Vec<Member>,
     borders: usize,
+    /// Buffers reused from tick to tick (allocation showed in profiles).
+    scratch: Scratch,
+}
+
+#[derive(Default)]
+struct Scratch {
+    input: Vec<(usize, u64, u32)>,
+    pairs: Vec<(Obj, Intent)>,
+    actors: Vec<Option<ActorRef<ObjectActor>>>,
+    out: Vec<(Obj, Origin)>,
+    summaries: Vec<CellSummary>,
 }
 
 impl Region {
@@ -49,6 +62,7 @@ impl Region {
             resolved: false,
             next: Vec::new(),
             borders: 0,
+            scratch: Scratch::default(),
         }
     }
 
@@ -60,38 +74,44 @@ impl Region {
     /// Resolves every cell of the region once every object has reported, in cell
     /// order and within a cell in id order, then hands emigrants to the neighbours.
     fn resolve(&mut self, cx: &mut Context<Self>) {
-        let mut input: Vec<(usize, u64, u32)> = Vec::with_capacity(self.reports.len());
+        let mut sc = std::mem::take(&mut self.scratch);
+        let (input, pairs, actors, out) =
+            (&mut sc.input, &mut sc.pairs, &mut sc.actors, &mut sc.out);
+        input.clear();
         for (slot, r) in self.reports.iter().enumerate() {
             if let Some((o, _)) = r {
                 input.push((self.field.cell(o.x, o.y), o.id, slot as u32));
             }
         }
         input.sort_unstable();
-        let pairs: Vec<(Obj, Intent)> = input
-            .iter()
-            .filter_map(|&(_, _, s)| self.reports[s as usize])
-            .collect();
-        let mut actors: Vec<Option<ActorRef<ObjectActor>>> =
-            self.members.drain(..).map(|m| Some(m.actor)).collect();
+        pairs.clear();
+        pairs.extend(
+            input
+                .iter()
+                .filter_map(|&(_, _, s)| self.reports[s as usize]),
+        );
+        actors.clear();
+        actors.extend(self.members.drain(..).map(|m| Some(m.actor)));
         let mut borders: Vec<Vec<Member>> = (0..NEIGHBOURS).map(|_| Vec::new()).collect();
-        let mut out = Vec::new();
         let mut a = 0;
         while a < pairs.len() {
             let cell = input[a].0;
             let b = a + input[a..].iter().take_while(|e| e.0 == cell).count();
             out.clear();
-            rules::resolve_cell(&pairs[a..b], &self.field, self.tick, &mut out);
-            for &(obj, origin) in &out {
+            rules::resolve_cell(&pairs[a..b], &self.field, self.tick, out);
+            for &(obj, origin) in out.iter() {
                 let actor = match origin {
                     Origin::Survivor(i) => actors[input[a + i].2 as usize].take(),
                     Origin::Born => Some(cx.system().spawn(ObjectActor {
                         obj,
                         field: self.field.clone(),
+                        region: None,
                     })),
                 };
                 let Some(actor) = actor else { continue };
-                let member = Member { obj, actor };
                 let to = self.field.region_of(obj.x, obj.y);
+                let fresh = origin == Origin::Born || to != self.at;
+                let member = Member { obj, actor, fresh };
                 if to == self.at {
                     self.next.push(member);
                 } else if let Some(k) = self.neighbours.iter().position(|(at, _)| *at == to) {
@@ -101,9 +121,10 @@ impl Region {
             a = b;
         }
         // The objects that did not come out of their cell died: stop their actors.
-        for dead in actors.into_iter().flatten() {
+        for dead in actors.drain(..).flatten() {
             dead.stop();
         }
+        self.scratch = sc;
         for (k, batch) in borders.into_iter().enumerate() {
             let border = Border {
                 tick: self.tick,
@@ -176,7 +197,9 @@ impl Handler<Wire> for Region {
                 actor: system.spawn(ObjectActor {
                     obj,
                     field: self.field.clone(),
+                    region: None,
                 }),
+                fresh: true,
             })
             .collect();
     }
@@ -198,26 +221,31 @@ impl Handler<Start> for Region {
         self.frame = msg.frame;
         self.resolved = false;
         let r = self.field.region_side as usize;
-        let mut summaries = vec![CellSummary::default(); r * r];
+        let mut summaries = std::mem::take(&mut self.scratch.summaries);
+        summaries.clear();
+        summaries.resize(r * r, CellSummary::default());
         for m in &self.members {
             summaries[self.local_cell(&m.obj)].add(&m.obj);
         }
-        self.reports = vec![None; self.members.len()];
+        self.reports.clear();
+        self.reports.resize(self.members.len(), None);
         self.outstanding = self.members.len();
         let me = cx.myself();
-        for (slot, m) in self.members.iter().enumerate() {
+        for (slot, m) in self.members.iter_mut().enumerate() {
+            let local = (m.obj.y as usize % r) * r + m.obj.x as usize % r;
             let step = Step {
                 tick: msg.tick,
                 slot: slot as u32,
                 state: m.obj,
-                summary: summaries[self.local_cell(&m.obj)],
-                region: me.clone(),
+                summary: summaries[local],
+                region: std::mem::take(&mut m.fresh).then(|| me.clone()),
             };
             if m.actor.tell(step).is_err() {
                 cx.fail("an object stopped outside the rules");
                 return;
             }
         }
+        self.scratch.summaries = summaries;
         if self.outstanding == 0 {
             self.resolve(cx);
         }
