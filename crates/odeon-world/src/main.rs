@@ -91,7 +91,7 @@ fn run(args: &Args) -> Result<(f64, u64), WorldError> {
             Ok((start.elapsed().as_secs_f64(), checksum))
         }
         Impl::Actors => {
-            let mut world = ActorWorld::new(args.objects, args.seed, args.workers);
+            let mut world = ActorWorld::new(args.objects, args.seed, args.workers)?;
             let field = world.field().clone();
             let start = Instant::now();
             let mut failed = None;

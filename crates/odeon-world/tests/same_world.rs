@@ -13,7 +13,7 @@ fn shared(seed: u64) -> (Vec<u64>, Vec<usize>) {
 }
 
 fn actors(seed: u64, workers: usize) -> (Vec<u64>, Vec<usize>) {
-    let mut w = ActorWorld::new(OBJECTS, seed, workers);
+    let mut w = ActorWorld::new(OBJECTS, seed, workers).expect("the actor world starts");
     let reports = w.run(TICKS, 0, |_| {}).expect("the actor world runs");
     w.shutdown();
     reports.iter().map(|r| (r.checksum, r.objects)).unzip()
@@ -74,7 +74,7 @@ fn a_world_of_sixteen_regions_agrees_too() {
     // upper and lower) neighbours are one region; 2,000 make 4 × 4, all eight distinct.
     let objects = 2_000;
     let mut shared = SharedWorld::new(objects, 11);
-    let mut actors = ActorWorld::new(objects, 11, 2);
+    let mut actors = ActorWorld::new(objects, 11, 2).expect("the actor world starts");
     assert_eq!(actors.field().regions_per_side(), 4);
     let reports = actors.run(60, 0, |_| {}).expect("the actor world runs");
     actors.shutdown();

@@ -41,7 +41,7 @@ use crate::rules::{self, Field};
 /// use odeon_world::actors::ActorWorld;
 /// use odeon_world::shared::SharedWorld;
 ///
-/// let mut actors = ActorWorld::new(300, 5, 2);
+/// let mut actors = ActorWorld::new(300, 5, 2).unwrap();
 /// let reports = actors.run(3, 0, |_| {}).unwrap();
 /// let mut shared = SharedWorld::new(300, 5);
 /// for r in &reports {
@@ -65,8 +65,11 @@ const TICK_GUARD: Duration = Duration::from_secs(600);
 impl ActorWorld {
     /// The world [`rules::initial`] builds for `objects` and `seed`, on a system with
     /// `workers` workers (0: one per core). Spawns one actor per object and region; the
-    /// objects' actors are spawned by their regions, during the first tick.
-    pub fn new(objects: usize, seed: u64, workers: usize) -> Self {
+    /// objects' actors are spawned by their regions before this returns.
+    ///
+    /// # Errors
+    /// [`WorldError::Stalled`] if a region failed to spawn its objects.
+    pub fn new(objects: usize, seed: u64, workers: usize) -> Result<Self, WorldError> {
         let (field, objs) = rules::initial(objects, seed);
         let field = Arc::new(field);
         let mut builder = System::builder();
@@ -95,6 +98,7 @@ impl ActorWorld {
         }
         let (tx, rx) = channel();
         let coordinator = system.spawn(Coordinator::new(regions.clone(), tx));
+        let mut wired = Vec::with_capacity(regions.len());
         for (i, objects) in by_region.into_iter().enumerate() {
             let (x, y) = at(i);
             let mut neighbours = Vec::with_capacity(8);
@@ -116,16 +120,20 @@ impl ActorWorld {
                 coordinator: coordinator.clone(),
                 objects,
             };
-            // Just spawned, held by us: a tell cannot be refused.
-            let _ = regions[i].tell(wire);
+            wired.push(regions[i].ask(wire).timeout(TICK_GUARD));
         }
-        ActorWorld {
+        // Wait until every object's actor exists, so that a run's timing, like the
+        // shared world's, counts ticks only.
+        for ask in wired {
+            system.block_on(ask).map_err(|_| WorldError::Stalled)?;
+        }
+        Ok(ActorWorld {
             system: Some(system),
             field,
             coordinator,
             reports: rx,
             objects,
-        }
+        })
     }
 
     /// The static field (size, seed, planets' pull).
