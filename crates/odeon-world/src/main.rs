@@ -47,6 +47,9 @@ struct Args {
     /// Ticks between frames.
     #[arg(long, default_value_t = 10)]
     png_every: u64,
+    /// Pixels per cell in frames.
+    #[arg(long, default_value_t = 2)]
+    png_scale: usize,
 }
 
 fn progress(tick: u64, of: u64, objects: usize) {
@@ -54,9 +57,14 @@ fn progress(tick: u64, of: u64, objects: usize) {
     let _ = std::io::stderr().flush();
 }
 
-fn frame(dir: &Option<PathBuf>, tick: u64, field: &Field, objs: &[Obj]) -> Result<(), WorldError> {
-    match dir {
-        Some(dir) => write_frame(&dir.join(format!("frame-{tick:05}.png")), field, objs, 2),
+fn frame(args: &Args, tick: u64, field: &Field, objs: &[Obj]) -> Result<(), WorldError> {
+    match &args.png {
+        Some(dir) => write_frame(
+            &dir.join(format!("frame-{tick:05}.png")),
+            field,
+            objs,
+            args.png_scale.max(1),
+        ),
         None => Ok(()),
     }
 }
@@ -85,7 +93,7 @@ fn run(args: &Args) -> Result<(f64, u64), WorldError> {
                 checksum = world.step();
                 progress(world.tick(), args.ticks, world.objects().len());
                 if every != 0 && world.tick().is_multiple_of(every) {
-                    frame(&args.png, world.tick(), world.field(), world.objects())?;
+                    frame(args, world.tick(), world.field(), world.objects())?;
                 }
             }
             Ok((start.elapsed().as_secs_f64(), checksum))
@@ -98,7 +106,7 @@ fn run(args: &Args) -> Result<(f64, u64), WorldError> {
             let reports = world.run(args.ticks, every, |r| {
                 progress(r.tick, args.ticks, r.objects);
                 if let Some(objs) = &r.frame
-                    && let Err(e) = frame(&args.png, r.tick, &field, objs)
+                    && let Err(e) = frame(args, r.tick, &field, objs)
                 {
                     failed.get_or_insert(e);
                 }
