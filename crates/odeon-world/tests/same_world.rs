@@ -83,3 +83,15 @@ fn a_world_of_sixteen_regions_agrees_too() {
         assert_eq!(r.objects, shared.objects().len());
     }
 }
+
+#[test]
+fn the_dead_are_stopped_and_the_born_are_actors() {
+    let mut w = ActorWorld::new(OBJECTS, 4, 2).expect("the actor world starts");
+    let regions = u64::from(w.field().regions_per_side()).pow(2);
+    let reports = w.run(120, 0, |_| {}).expect("the actor world runs");
+    let last = reports.last().expect("120 reports").objects as u64;
+    // One actor per object alive, per region, and the coordinator: no dead object's
+    // actor is left running, and every newborn got one.
+    assert_eq!(w.live_actors(), Some(last + regions + 1));
+    w.shutdown();
+}

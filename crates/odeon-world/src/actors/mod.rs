@@ -60,7 +60,7 @@ pub struct ActorWorld {
 
 /// How long one tick may take before [`ActorWorld::run`] gives up (a guard against a
 /// hang, far above any real tick).
-const TICK_GUARD: Duration = Duration::from_secs(600);
+pub const TICK_GUARD: Duration = Duration::from_secs(600);
 
 impl ActorWorld {
     /// The world [`rules::initial`] builds for `objects` and `seed`, on a system with
@@ -167,6 +167,16 @@ impl ActorWorld {
             out.push(report);
         }
         Ok(out)
+    }
+
+    /// Actors alive once the system is quiescent (waits up to [`TICK_GUARD`]): after a
+    /// run, one per object, one per region and the coordinator — the dead are stopped,
+    /// not leaked. `None` if the system did not become quiescent in time.
+    pub fn live_actors(&self) -> Option<u64> {
+        let system = self.system.as_ref()?;
+        system
+            .wait_quiescent(Some(TICK_GUARD))
+            .then(|| system.live_actors())
     }
 
     /// Stops every actor.
