@@ -213,7 +213,15 @@ pub fn initial(objects: usize, seed: u64) -> (Field, Vec<Obj>) {
     }
     let field = Field {
         side,
-        region_side: REGION,
+        // Larger regions where there are enough of them to keep the workers busy:
+        // at 100,000 objects, 16 × 16 regions ran ~1.5× faster than 8 × 8 (fewer
+        // region actors and border messages per object). The world is the same
+        // either way: regions only partition it.
+        region_side: if side % 16 == 0 && side / 16 >= 8 {
+            16
+        } else {
+            REGION
+        },
         seed,
         pull: best.iter().map(|b| (b.1, b.2)).collect(),
         fertile: best.iter().map(|b| b.0 <= 2).collect(),
