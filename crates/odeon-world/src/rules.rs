@@ -217,7 +217,7 @@ pub fn initial(objects: usize, seed: u64) -> (Field, Vec<Obj>) {
         // at 100,000 objects, 16 × 16 regions ran ~1.5× faster than 8 × 8 (fewer
         // region actors and border messages per object). The world is the same
         // either way: regions only partition it.
-        region_side: if side % 16 == 0 && side / 16 >= 8 {
+        region_side: if side.is_multiple_of(16) && side / 16 >= 8 {
             16
         } else {
             REGION

@@ -95,3 +95,17 @@ fn the_dead_are_stopped_and_the_born_are_actors() {
     assert_eq!(w.live_actors(), Some(last + regions + 1));
     w.shutdown();
 }
+
+#[test]
+fn a_large_world_with_larger_regions_agrees_too() {
+    // 32,768 objects make 128 × 128 cells: 8 × 8 regions of 16 × 16 cells.
+    let objects = 32_768;
+    let mut shared = SharedWorld::new(objects, 21);
+    let mut actors = ActorWorld::new(objects, 21, 2).expect("the actor world starts");
+    assert_eq!(actors.field().region_side, 16);
+    let reports = actors.run(6, 0, |_| {}).expect("the actor world runs");
+    actors.shutdown();
+    for r in &reports {
+        assert_eq!(r.checksum, shared.step(), "checksum of tick {}", r.tick);
+    }
+}
