@@ -151,15 +151,46 @@ fn a_stopped_actor_cannot_be_registered() {
 }
 
 #[test]
-fn the_registry_does_not_keep_an_actor_alive() {
+fn the_registry_keeps_a_registered_actor_alive_until_unregistered() {
     let system = small_system();
     let service = system.spawn(Service);
     system.register("svc", &service).unwrap();
     let done = service.wait_stopped();
     drop(service);
+    // Only the registry refers to it now: it is not collected...
+    system.run_until_quiescent();
+    let found = system
+        .lookup::<Service>("svc")
+        .expect("a registered actor lives");
+    assert!(found.is_alive());
+    drop(found);
+    // ...until its name is unregistered; then it is collected as usual.
+    assert!(system.unregister("svc"));
     let reason = system.block_on(async { tokio::time::timeout(HANG_GUARD, done).await });
     assert_eq!(reason, Ok(StopReason::Unreferenced));
     assert!(system.lookup::<Service>("svc").is_none());
+}
+
+#[test]
+fn a_registered_actor_with_no_other_ref_stops_at_shutdown_and_frees_its_name() {
+    let system = small_system();
+    let service = system.spawn(Service);
+    system.register("svc", &service).unwrap();
+    let done = service.wait_stopped();
+    drop(service);
+    let handle = system.handle();
+    assert!(system.shutdown());
+    assert_eq!(futures_lite_block_on(done), StopReason::Shutdown);
+    assert!(handle.lookup::<Service>("svc").is_none());
+}
+
+/// Polls a future to completion on this thread (the system is gone).
+fn futures_lite_block_on<F: std::future::Future>(fut: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async { tokio::time::timeout(HANG_GUARD, fut).await.unwrap() })
 }
 
 /// Finds its peer by name from inside a handler.
@@ -178,7 +209,7 @@ impl odeon::AsyncHandler<CallPeer> for Caller {
 
 #[test]
 fn handlers_register_and_look_up_through_the_context() {
-    /// Keeps its child referenced: the registry alone would not keep it alive.
+    /// Keeps its child referenced too.
     struct Registrar(Option<ActorRef<Service>>);
     impl Actor for Registrar {
         fn started(&mut self, cx: &mut Context<Self>) {

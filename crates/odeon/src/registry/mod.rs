@@ -1,13 +1,19 @@
 //! The local registry: actors found by name within one system, no node needed.
 //!
 //! # What an entry holds
-//! A name maps to a type-erased [`WeakActorRef`] (as `Box<dyn Any>`) and a stop
-//! watch on the actor. The weak ref means the registry never keeps an actor alive: an
-//! actor nobody else references is collected as usual, and its name is freed then.
-//! The watch frees the name as soon as the actor stops, whatever the reason, so a
-//! stopped actor's name can be taken again; `lookup` also treats an entry whose actor
-//! has stopped as absent, which covers the moment between the stop and the watch
+//! A name maps to a type-erased strong [`ActorRef`] (as `Box<dyn Any>`) and a stop
+//! watch on the actor. The strong ref means a registered actor is not collected when
+//! its other refs are dropped: a service registered by name and found later by name
+//! lives, as a registered process does in Erlang and as `odeon-remote`'s cluster
+//! registry already behaves. It lives until it stops or its name is unregistered
+//! (after which it is collected as usual if nothing else refers to it). The watch
+//! frees the name as soon as the actor stops, whatever the reason, so a stopped
+//! actor's name can be taken again; `lookup` also treats an entry whose actor has
+//! stopped as absent, which covers the moment between the stop and the watch
 //! firing.
+//!
+//! The strong ref makes a cycle (system → registry → actor → system) that the stop
+//! watch breaks: every actor stops at the latest at shutdown, and its entry goes then.
 //!
 //! # Locking
 //! The map's lock is never held while the actor's own lock is taken (adding or
@@ -26,7 +32,7 @@ use std::sync::{Arc, Weak};
 use crate::refs::wait::StopWatch;
 use crate::sync::Mutex;
 use crate::system::SystemHandle;
-use crate::{Actor, ActorId, ActorRef, System, WeakActorRef};
+use crate::{Actor, ActorId, ActorRef, System};
 
 /// Why [`System::register`] refused a name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -46,7 +52,7 @@ type Names = Mutex<HashMap<String, Entry>>;
 struct Entry {
     /// Distinguishes this registration from a later one under the same name.
     key: ActorId,
-    /// A `WeakActorRef<A>` for the registered actor's `A`.
+    /// An `ActorRef<A>` for the registered actor's `A` (strong: see the module docs).
     actor: Box<dyn Any + Send + Sync>,
     /// Whether that actor has stopped (the stop watch may not have fired yet).
     stopped: Box<dyn Fn() -> bool + Send + Sync>,
@@ -73,8 +79,7 @@ impl Registry {
             return Err(RegistryError::Stopped(actor.id()));
         }
         let key = ActorId::next();
-        let weak = actor.downgrade();
-        let probe = weak.clone();
+        let probe = actor.downgrade();
         {
             let mut names = self.names.lock();
             if let Some(old) = names.get(&name) {
@@ -84,7 +89,7 @@ impl Registry {
             }
             let entry = Entry {
                 key,
-                actor: Box::new(weak),
+                actor: Box::new(actor.clone()),
                 stopped: Box::new(move || !probe.is_alive()),
                 watch: None,
             };
@@ -122,8 +127,9 @@ impl Registry {
         names
             .get(name)?
             .actor
-            .downcast_ref::<WeakActorRef<A>>()?
-            .upgrade()
+            .downcast_ref::<ActorRef<A>>()
+            .filter(|actor| actor.is_alive())
+            .cloned()
     }
 
     fn unregister(&self, name: &str) -> bool {
@@ -176,8 +182,10 @@ impl SystemHandle {
     ///
     /// The name stays taken until [`SystemHandle::unregister`] or until the actor
     /// stops, whatever the reason: a stopped actor's name is freed by itself. The
-    /// registry holds only a weak reference: it never keeps the actor alive, so an
-    /// actor nobody else references is still collected (and its name freed).
+    /// registry holds a strong reference: a registered actor is not collected when
+    /// its other refs are dropped, so a service can be registered and found later by
+    /// name alone. After [`SystemHandle::unregister`], an actor nobody else refers to
+    /// is collected as usual.
     ///
     /// # Errors
     /// [`RegistryError::NameTaken`] if a live actor holds the name (even the same
