@@ -39,6 +39,9 @@
 //! | bound a mailbox or give an actor its own thread | [`SpawnOptions`] |
 //! | configure workers, budget, monitor | [`SystemBuilder`] |
 //! | test actors: probes, a seeded deterministic scheduler, virtual time | [`testkit`] |
+//! | messages handled back to back, with no other sender in between | [`ActorRef::atomic`] / [`Batch`] |
+//! | exclusive use of an actor for a while (check, then act) | [`ActorRef::reserve`] / [`Reservation`] |
+//! | lend out an object an actor owns, every use on its turn | [`Context::bestow`] / [`Bestowed`] |
 //!
 //! ## Guarantees
 //! 1. **Macro-step:** one message at a time, with `&mut self`; an async handler keeps
@@ -85,7 +88,8 @@
 //! ## Design
 //! The subsystem roots are design documents: `mailbox/` (lock-free MPSC whose push
 //! decides scheduling), `cell/` (an actor's state and its turn), `scheduler/` (workers,
-//! stealing, parking, the fairness monitor), `supervision/`.
+//! stealing, parking, the fairness monitor), `supervision/`, `sharing/` (atomic
+//! batches, reservations, bestow).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -96,6 +100,7 @@ mod loom;
 mod mailbox;
 mod refs;
 mod scheduler;
+mod sharing;
 mod supervision;
 mod sync;
 mod system;
@@ -112,6 +117,10 @@ pub use cell::SpawnOptions;
 pub use odeon_macros::Message;
 pub use refs::remote::{MobileActor, RemoteActor};
 pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WeakActorRef, remote};
+pub use sharing::{
+    Batch, BatchError, BestowError, Bestowed, BestowedAsk, Ended, Reservation, Reserve,
+    ReserveError, Serve,
+};
 pub use supervision::{Children, Strategy, Supervisor, SupervisorSpec};
 pub use system::{System, SystemBuilder, SystemHandle};
 pub use timer::TimerHandle;

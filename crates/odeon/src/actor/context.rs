@@ -149,7 +149,7 @@ impl<A: Actor> Context<A> {
     }
 
     /// A new `Arc` to the cell (memory only: does not count as a strong reference).
-    fn cell_arc(&self) -> Arc<Cell<A>> {
+    pub(crate) fn cell_arc(&self) -> Arc<Cell<A>> {
         let ptr: *const Cell<A> = self.cell().raw().as_ptr();
         // SAFETY: cells are always created inside an `Arc` (`cell::spawn`) and alive
         // while their context is used.
@@ -230,6 +230,11 @@ impl<A: Actor> Context<A> {
         // after every message (see `Cell`'s layout).
         self.between.as_ref()?;
         self.between.take()
+    }
+
+    /// Whether a handler asked for a stop or a move (a reservation then ends, `sharing/`).
+    pub(crate) fn has_between(&self) -> bool {
+        self.between.is_some()
     }
 
     /// Drops a requested stop or move (a panic overrides both; a dropped move request

@@ -78,6 +78,10 @@ const FREEZING: u8 = 5;
 /// Frozen: a transport owns the turn. `wake_turn` leaves it alone.
 const FROZEN: u8 = 6;
 const THAWED: u8 = 7;
+/// A pending future asked its turn to end here and go to the back of a run queue
+/// (`sharing/`: a reservation that used up its budget). Only a turn sets it, from
+/// `RUNNING` or `NOTIFIED`; `park` turns it into `SCHEDULED` + `Requeue`.
+const YIELDED: u8 = 8;
 
 /// Where the actor is in its life. Owned by the turn.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -362,6 +366,20 @@ impl<A: Actor> Cell<A> {
                 Err(actual) => s = actual,
             }
         }
+    }
+
+    /// Called by a pending future on its own turn: ends the turn after this poll and
+    /// requeues the actor at the back (fairness for long reservations, `sharing/`).
+    /// A wake meanwhile is not lost: the next turn polls again anyway.
+    pub(crate) fn yield_turn(&self) {
+        // Only `wake_turn` changes `wake` concurrently, and only RUNNING -> NOTIFIED,
+        // which this overrides on purpose (the requeued turn polls anyway).
+        self.wake.store(YIELDED, Ordering::Release);
+    }
+
+    /// Whether a stop (or kill) was requested and not yet carried out.
+    pub(crate) fn stop_requested(&self) -> bool {
+        self.flags.load(Ordering::Acquire) & STOP_REQUESTED != 0
     }
 
     fn waker(&self) -> Waker {
