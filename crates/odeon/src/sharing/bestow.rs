@@ -128,8 +128,10 @@ impl<T> Slot<T> {
 /// assert_eq!(system.block_on(cursor.ask(Next)), Ok(Some(1)));
 /// assert_eq!(system.block_on(cursor.ask(Next)), Ok(Some(2)));
 /// assert_eq!(system.block_on(cursor.ask(Next)), Ok(None));
+/// library.stop();
+/// while library.is_alive() { std::thread::yield_now(); }
+/// assert_eq!(cursor.tell(Next), Err(odeon::BestowError::OwnerStopped));
 /// system.shutdown();
-/// assert!(system.block_on(cursor.ask(Next)).is_err()); // the owner is gone
 /// ```
 pub struct Bestowed<T: Send + 'static> {
     slot: Arc<Slot<T>>,
@@ -206,6 +208,56 @@ impl<T: Send + 'static> Bestowed<T> {
             // SAFETY: as in `tell`.
             let out = match unsafe { slot.object() } {
                 Some(object) => Ok(object.serve(msg)),
+                None => Err(BestowError::Revoked),
+            };
+            let _ = tx.send(out);
+        });
+        match self.slot.owner.run(job) {
+            Ok(()) => BestowedAsk {
+                rx: Some(rx),
+                early: None,
+            },
+            Err(_) => BestowedAsk::failed(BestowError::OwnerStopped),
+        }
+    }
+
+    /// Runs `f` on the object on the owner's turn, as one use: several operations
+    /// with nothing in between (Encore's atomic block on a bestowed object, with no
+    /// blocked caller: the result comes back as a future).
+    ///
+    /// ```
+    /// use odeon::{Actor, Context, Handler, Message, System};
+    ///
+    /// struct Owner;
+    /// impl Actor for Owner {}
+    /// struct Lend;
+    /// impl Message for Lend { type Reply = odeon::Bestowed<Vec<u32>>; }
+    /// impl Handler<Lend> for Owner {
+    ///     fn handle(&mut self, _: Lend, cx: &mut Context<Self>) -> odeon::Bestowed<Vec<u32>> {
+    ///         cx.bestow(vec![3, 1, 2])
+    ///     }
+    /// }
+    ///
+    /// let system = System::new();
+    /// let owner = system.spawn(Owner);
+    /// let list = system.block_on(owner.ask(Lend)).unwrap();
+    /// let sorted = list.atomic(|v| { v.sort(); v.clone() });
+    /// assert_eq!(system.block_on(sorted), Ok(vec![1, 2, 3]));
+    /// system.shutdown();
+    /// ```
+    pub fn atomic<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut T) -> R + Send + 'static,
+    ) -> BestowedAsk<R> {
+        if let Err(e) = self.check() {
+            return BestowedAsk::failed(e);
+        }
+        let (tx, rx) = oneshot::channel();
+        let slot = self.slot.clone();
+        let job: Job = Box::new(move || {
+            // SAFETY: as in `tell`.
+            let out = match unsafe { slot.object() } {
+                Some(object) => Ok(f(object)),
                 None => Err(BestowError::Revoked),
             };
             let _ = tx.send(out);
