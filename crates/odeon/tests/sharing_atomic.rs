@@ -66,6 +66,8 @@ impl Handler<Ping> for Echo {
 }
 
 const PLAIN: u32 = u32::MAX;
+/// How far a flood may run ahead of the actor it floods. Unit: messages.
+const BACKLOG: usize = 2_000;
 
 /// Each batch's entries form one contiguous run, in index order, of `len` entries
 /// (`len_of(batch)`), whatever surrounds it.
@@ -104,15 +106,19 @@ fn a_batch_is_never_interleaved_with_a_flood_from_other_senders() {
             let rec = rec.clone();
             let stop = stop.clone();
             let pushed = pushed.clone();
+            let log = log.clone();
             std::thread::spawn(move || {
                 let mut i = 0;
                 while !stop.load(Ordering::Relaxed) {
+                    // Keep the backlog bounded, so that later asks are not stuck
+                    // behind it.
+                    if pushed.load(Ordering::SeqCst) > log.lock().unwrap().len() + BACKLOG {
+                        std::thread::yield_now();
+                        continue;
+                    }
                     rec.tell(Rec((t, PLAIN, i))).unwrap();
                     pushed.fetch_add(1, Ordering::SeqCst);
                     i += 1;
-                    if i % 64 == 0 {
-                        std::thread::yield_now();
-                    }
                 }
             })
         })

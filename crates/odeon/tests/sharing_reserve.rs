@@ -41,6 +41,8 @@ impl Handler<Count> for Recorder {
 }
 
 const HOLDER: u32 = 7;
+/// How far a flood may run ahead of the actor it floods. Unit: messages.
+const BACKLOG: usize = 2_000;
 const GUARD: Duration = Duration::from_secs(30);
 
 fn recorder(system: &System) -> (ActorRef<Recorder>, Log) {
@@ -54,17 +56,23 @@ fn while_reserved_no_foreign_message_is_handled_and_the_flood_waits_in_order() {
     let (rec, log) = recorder(&system);
     let stop = Arc::new(AtomicBool::new(false));
     let pushed = Arc::new(AtomicUsize::new(0));
+    let gated = Arc::new(AtomicBool::new(false));
     let flood = {
-        let (rec, stop, pushed) = (rec.clone(), stop.clone(), pushed.clone());
+        let (rec, stop, pushed, log) = (rec.clone(), stop.clone(), pushed.clone(), log.clone());
+        let gated = gated.clone();
         std::thread::spawn(move || {
             let mut i = 0;
             while !stop.load(Ordering::Relaxed) {
+                // Keep the backlog bounded, so that later asks are not stuck behind it.
+                if i as usize > log.lock().unwrap().len() + BACKLOG {
+                    gated.store(true, Ordering::SeqCst);
+                    std::thread::yield_now();
+                    continue;
+                }
+                gated.store(false, Ordering::SeqCst);
                 rec.tell(Rec(1, i)).unwrap();
                 pushed.fetch_add(1, Ordering::SeqCst);
                 i += 1;
-                if i % 32 == 0 {
-                    std::thread::yield_now();
-                }
             }
         })
     };
@@ -77,7 +85,8 @@ fn while_reserved_no_foreign_message_is_handled_and_the_flood_waits_in_order() {
                 if i % 10 == 9 {
                     // Let the flood push while we hold the actor, and read back.
                     let at = pushed.load(Ordering::SeqCst);
-                    while pushed.load(Ordering::SeqCst) < at + 5 {
+                    // (Unless the flood has hit its backlog bound meanwhile.)
+                    while pushed.load(Ordering::SeqCst) < at + 5 && !gated.load(Ordering::SeqCst) {
                         std::thread::yield_now();
                     }
                     let before = r.ask(Count).await.unwrap();
@@ -194,7 +203,10 @@ fn dropping_a_reservation_handles_what_it_sent_then_the_mailbox() {
 fn a_stopped_actor_cannot_be_reserved_and_a_stop_ends_a_reservation() {
     let system = System::new();
     let (rec, _) = recorder(&system);
-    let r = system.block_on(rec.reserve()).unwrap();
+    // A lease far past the guard: only the stop can end this reservation in time.
+    let r = system
+        .block_on(rec.reserve().lease(Duration::from_secs(3600)))
+        .unwrap();
     rec.stop();
     eventually(GUARD, || !rec.is_alive());
     assert_eq!(r.ended(), Some(Ended::ActorStopped));
