@@ -218,6 +218,38 @@ fn a_stopped_actor_cannot_be_reserved_and_a_stop_ends_a_reservation() {
     system.shutdown();
 }
 
+struct Boom;
+impl Message for Boom {
+    type Reply = ();
+}
+impl Handler<Boom> for Recorder {
+    fn handle(&mut self, _: Boom, _: &mut Context<Self>) {
+        panic!("boom");
+    }
+}
+
+#[test]
+fn a_panic_or_a_kill_ends_the_reservation_at_once() {
+    let system = System::new();
+    let (rec, _) = recorder(&system);
+    let r = system
+        .block_on(rec.reserve().lease(Duration::from_secs(3600)))
+        .unwrap();
+    assert_eq!(system.block_on(r.ask(Boom)), Err(AskError::Panicked));
+    eventually(GUARD, || r.ended() == Some(Ended::ActorStopped));
+    assert!(r.tell(Rec(HOLDER, 0)).is_err());
+
+    let (rec, _) = recorder(&system);
+    let r = system
+        .block_on(rec.reserve().lease(Duration::from_secs(3600)))
+        .unwrap();
+    rec.kill();
+    eventually(GUARD, || {
+        r.ended() == Some(Ended::ActorStopped) && !rec.is_alive()
+    });
+    system.shutdown();
+}
+
 #[test]
 fn a_second_reserve_by_the_holder_waits_until_the_first_lease_expires() {
     let system = System::new();

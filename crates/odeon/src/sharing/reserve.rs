@@ -45,7 +45,10 @@ use crate::{Actor, ActorRef, Ask, AskError, Handles, Message, TellError, default
 /// - **Stop.** A stop request ends the reservation after the current message; a kill
 ///   or a panic ends it at once.
 /// - Messages sent through a reservation bypass a bounded mailbox's limit (they never
-///   enter the mailbox). Remote actors cannot be reserved (yet).
+///   enter the mailbox). Remote actors cannot be reserved (yet), and a mobile actor
+///   should not be moved while reserved (a move request ends the reservation).
+/// - Under [`testkit::Sim`](crate::testkit::Sim) the lease is kept on the wall clock,
+///   not the virtual one.
 ///
 /// ```
 /// use odeon::{Actor, Context, Handler, Message, System};
