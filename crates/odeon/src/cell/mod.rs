@@ -22,6 +22,8 @@
 //! `IDLE` -(async handler starts)-> `RUNNING` -(poll: Pending)-> `PARKED`
 //! -(waker)-> `SCHEDULED` -(turn resumes)-> `RUNNING` -(Ready)-> `IDLE`.
 //! A wake during `RUNNING` sets `NOTIFIED`, and the turn polls again instead of parking.
+//! A pending future may ask to give the worker up (`YIELDED`, a long reservation in
+//! `sharing/`): the turn then ends as `SCHEDULED` and requeues, and polls it next time.
 //! While `PARKED` the mailbox stays unmarked, so senders never schedule the actor.
 //!
 //! # Migration (`migrate.rs`)
