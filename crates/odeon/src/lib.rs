@@ -61,6 +61,15 @@
 //! awaiting async handler at once. [`System::shutdown`] kills. A synchronous handler is
 //! never interrupted.
 //!
+//! ## Safe sharing (Encore's `atomic` and `bestow`)
+//! [`ActorRef::atomic`] sends a batch of messages that the actor handles back to back;
+//! [`ActorRef::reserve`] gives one holder exclusive use of an actor for a while (ask,
+//! look at the reply, tell again), ended by a drop or a lease; [`Context::bestow`]
+//! lends out an object an actor owns, every use running on the owner's turn. All three
+//! keep macro-step and isolation, and an actor that does not use them pays nothing.
+//! They work on local actors only for now: a batch or reservation of a remote actor
+//! fails with a `Remote` error, and a [`Bestowed`] handle cannot cross nodes.
+//!
 //! ## Inside a tokio application
 //! A [`System`] may be created, used, dropped and shut down inside `#[tokio::main]`
 //! (either flavour) without panicking; asks are awaited directly, and
