@@ -97,6 +97,10 @@ impl<T> Slot<T> {
 /// revoked, with [`BestowError::Revoked`]. Handles to objects of actors on other
 /// nodes are not supported (yet): a `Bestowed` is not serializable.
 ///
+/// The object lives as long as a handle to it does (or until revoked), not as long as
+/// the owner's state: a supervisor's restart of the owner keeps it lent out. A panic
+/// in [`Serve::serve`] fails the owner, as a panic in its own handler would.
+///
 /// ```
 /// use odeon::{Actor, Bestowed, Context, Handler, Message, Serve, System};
 ///
