@@ -407,3 +407,52 @@ fn a_long_batch_does_not_stop_other_actors_from_running() {
         );
     }
 }
+
+// ---- supervision -----------------------------------------------------------------
+
+struct Boom;
+impl Message for Boom {
+    type Reply = ();
+}
+impl Handler<Boom> for Recorder {
+    fn handle(&mut self, _: Boom, _: &mut Context<Self>) {
+        panic!("boom");
+    }
+}
+
+#[test]
+fn a_batch_sent_while_the_actor_awaits_a_restart_keeps_its_place_and_stays_whole() {
+    for seed in seeds(50) {
+        let sim = Sim::new(seed);
+        let log: Log = Arc::default();
+        let shared = log.clone();
+        let spec = odeon::SupervisorSpec::new(odeon::Strategy::OneForOne)
+            .max_restarts(10, Duration::from_secs(60));
+        let (_sup, rec) = sim.supervise(spec, |c| {
+            c.spawn(move || Recorder {
+                log: shared.clone(),
+            })
+        });
+        rec.tell(Rec((1, PLAIN, 0))).unwrap();
+        rec.tell(Boom).unwrap();
+        rec.tell(Rec((1, PLAIN, 1))).unwrap();
+        rec.atomic(|b| {
+            b.tell(Rec((1, 0, 0)));
+            b.tell(Rec((1, 0, 1)));
+        })
+        .unwrap();
+        rec.tell(Rec((1, PLAIN, 2))).unwrap();
+        sim.run_until_idle();
+        assert_eq!(
+            *log.lock().unwrap(),
+            [
+                (1, PLAIN, 0),
+                (1, PLAIN, 1),
+                (1, 0, 0),
+                (1, 0, 1),
+                (1, PLAIN, 2)
+            ],
+            "seed {seed}: one sender's order across a restart"
+        );
+    }
+}
