@@ -64,6 +64,10 @@ pub const IO_THREADS: usize = 1;
 /// Default deadline of an `ask` when none is given. Unit: time.
 pub const ASK_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Default lease of an atomic reservation (`ActorRef::reserve`), counted from the
+/// moment it is granted: a holder that never releases is cut off after it. Unit: time.
+pub const RESERVATION_LEASE: Duration = Duration::from_secs(5);
+
 /// How long a graceful shutdown waits for every actor to stop before it gives up on the
 /// ones that do not (an actor stuck in an endless loop). Unit: time.
 pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);

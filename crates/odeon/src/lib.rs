@@ -46,6 +46,9 @@
 //! | bound a mailbox or give an actor its own thread | [`SpawnOptions`] |
 //! | configure workers, budget, monitor | [`SystemBuilder`] |
 //! | test actors: probes, a seeded deterministic scheduler, virtual time | [`testkit`] |
+//! | messages handled back to back, with no other sender in between | [`ActorRef::atomic`] / [`Batch`] |
+//! | exclusive use of an actor for a while (check, then act) | [`ActorRef::reserve`] / [`Reservation`] |
+//! | lend out an object an actor owns, every use on its turn | [`Context::bestow`] / [`Bestowed`] |
 //!
 //! ## Guarantees
 //! 1. **Macro-step:** one message at a time, with `&mut self`; an async handler keeps
@@ -64,6 +67,15 @@
 //! handler that is awaiting, then stops the actor; [`ActorRef::kill`] cancels an
 //! awaiting async handler at once. [`System::shutdown`] kills. A synchronous handler is
 //! never interrupted.
+//!
+//! ## Safe sharing (Encore's `atomic` and `bestow`)
+//! [`ActorRef::atomic`] sends a batch of messages that the actor handles back to back;
+//! [`ActorRef::reserve`] gives one holder exclusive use of an actor for a while (ask,
+//! look at the reply, tell again), ended by a drop or a lease; [`Context::bestow`]
+//! lends out an object an actor owns, every use running on the owner's turn. All three
+//! keep macro-step and isolation, and an actor that does not use them pays nothing.
+//! They work on local actors only for now: a batch or reservation of a remote actor
+//! fails with a `Remote` error, and a [`Bestowed`] handle cannot cross nodes.
 //!
 //! ## Inside a tokio application
 //! A [`System`] may be created, used, dropped and shut down inside `#[tokio::main]`
@@ -99,7 +111,8 @@
 //! ## Design
 //! The subsystem roots are design documents: `mailbox/` (lock-free MPSC whose push
 //! decides scheduling), `cell/` (an actor's state and its turn), `scheduler/` (workers,
-//! stealing, parking, the fairness monitor), `supervision/`.
+//! stealing, parking, the fairness monitor), `supervision/`, `sharing/` (atomic
+//! batches, reservations, bestow).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -111,6 +124,7 @@ mod mailbox;
 mod refs;
 mod registry;
 mod scheduler;
+mod sharing;
 mod stream;
 mod supervision;
 mod sync;
@@ -133,6 +147,10 @@ pub use refs::remote;
 pub use refs::remote::{MobileActor, RemoteActor};
 pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WaitStopped, WeakActorRef};
 pub use registry::RegistryError;
+pub use sharing::{
+    Batch, BatchError, BestowError, Bestowed, BestowedAsk, Ended, Reservation, Reserve,
+    ReserveError, Serve,
+};
 pub use stream::StreamHandle;
 pub use supervision::{Children, Restart, Strategy, Supervisor, SupervisorSpec};
 pub use system::{System, SystemBuilder, SystemHandle};

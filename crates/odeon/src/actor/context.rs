@@ -295,6 +295,11 @@ impl<A: Actor> Context<A> {
         self.between.take()
     }
 
+    /// Whether a handler asked for a stop or a move (a reservation then ends, `sharing/`).
+    pub(crate) fn has_between(&self) -> bool {
+        self.between.is_some()
+    }
+
     /// Drops a requested stop or move (a panic overrides both; a dropped move request
     /// is refused by its guard).
     pub(crate) fn clear_between(&mut self) {

@@ -314,13 +314,13 @@ impl<A: Actor> Cell<A> {
         }
         // An idle actor is scheduled by this signal and stops on that turn. An actor
         // parked in an async handler is not (its mailbox stays unmarked): a stop waits
-        // for the handler to finish, and only a kill wakes the turn to cancel it.
+        // for the handler to finish, and a kill wakes the turn to cancel it. A stop
+        // wakes it too: a user's future just polls once more (a spurious wake), but a
+        // reservation's session (`sharing/`) sees the request and ends.
         self.signal(|_| {});
-        if bits & KILL_REQUESTED != 0 {
-            // Pairs with the fence in the turn's `park` (see there).
-            std::sync::atomic::fence(Ordering::SeqCst);
-            self.wake_turn();
-        }
+        // Pairs with the fence in the turn's `park` (see there).
+        std::sync::atomic::fence(Ordering::SeqCst);
+        self.wake_turn();
     }
 }
 

@@ -22,6 +22,8 @@
 //! `IDLE` -(async handler starts)-> `RUNNING` -(poll: Pending)-> `PARKED`
 //! -(waker)-> `SCHEDULED` -(turn resumes)-> `RUNNING` -(Ready)-> `IDLE`.
 //! A wake during `RUNNING` sets `NOTIFIED`, and the turn polls again instead of parking.
+//! A pending future may ask to give the worker up (`YIELDED`, a long reservation in
+//! `sharing/`): the turn then ends as `SCHEDULED` and requeues, and polls it next time.
 //! While `PARKED` the mailbox stays unmarked, so senders never schedule the actor.
 //!
 //! # Migration (`migrate.rs`)
@@ -80,6 +82,10 @@ const FREEZING: u8 = 5;
 /// Frozen: a transport owns the turn. `wake_turn` leaves it alone.
 const FROZEN: u8 = 6;
 const THAWED: u8 = 7;
+/// A pending future asked its turn to end here and go to the back of a run queue
+/// (`sharing/`: a reservation that used up its budget). Only a turn sets it, from
+/// `RUNNING` or `NOTIFIED`; `park` turns it into `SCHEDULED` + `Requeue`.
+const YIELDED: u8 = 8;
 
 /// Where the actor is in its life. Owned by the turn.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -372,6 +378,15 @@ impl<A: Actor> Cell<A> {
         if wake::wake(&self.wake) {
             self.schedule(Placement::Slot, false);
         }
+    }
+
+    /// Called by a pending future on its own turn: ends the turn after this poll and
+    /// requeues the actor at the back (fairness for long reservations, `sharing/`).
+    /// A wake meanwhile is not lost: the next turn polls again anyway.
+    pub(crate) fn yield_turn(&self) {
+        // Only `wake_turn` changes `wake` concurrently, and only RUNNING -> NOTIFIED,
+        // which this overrides on purpose (the requeued turn polls anyway).
+        self.wake.store(YIELDED, Ordering::Release);
     }
 
     fn waker(&self) -> Waker {

@@ -9,6 +9,7 @@ use std::task::Poll;
 
 use super::{
     Cell, IDLE, KILL_REQUESTED, NOTIFIED, PARKED, Phase, RUNNING, SCHEDULED, STOP_REQUESTED,
+    YIELDED,
 };
 use crate::actor::context::Between;
 use crate::defaults;
@@ -371,6 +372,13 @@ impl<A: Actor> Cell<A> {
                         // Carry on with the mailbox in a fresh turn.
                         return RunOutcome::Requeue;
                     }
+                }
+                // Only pending futures reach `park`, never the plain message path, so
+                // this arm costs a plain actor nothing: a reservation that used its
+                // budget asked to give the worker up (`Cell::yield_turn`).
+                Err(YIELDED) => {
+                    self.wake.store(SCHEDULED, Ordering::Release);
+                    return RunOutcome::Requeue;
                 }
                 Err(other) => unreachable!("wake state {other} while running"),
             }

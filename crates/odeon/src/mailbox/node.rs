@@ -404,6 +404,43 @@ unsafe fn discard_signal<A: Actor, F>(node: NonNull<Header<A>>) {
     drop(unsafe { super::alloc::take(node.cast::<SignalNode<A, F>>()) });
 }
 
+/// A closure that takes the actor's turn like a message (`sharing/`: a reservation):
+/// in mailbox order, held while the actor awaits a restart, never counted against a
+/// bound (a [`Kind::Notice`]), and it may suspend the turn as an async handler does.
+/// A stub runs it as a signal would; the closure must check that the state exists.
+pub(crate) fn turn_node<A: Actor, F>(f: F) -> NonNull<Header<A>>
+where
+    F: FnOnce(&Cell<A>) -> Delivered + Send + 'static,
+{
+    super::alloc::alloc(SignalNode {
+        header: Header {
+            link: Link::new(),
+            vtable: &TurnNodes::<A, F>::VTABLE,
+        },
+        f,
+    })
+    .cast()
+}
+
+struct TurnNodes<A, F>(PhantomData<(A, F)>);
+impl<A: Actor, F: FnOnce(&Cell<A>) -> Delivered + Send + 'static> TurnNodes<A, F> {
+    const VTABLE: NodeVTable<A> = NodeVTable {
+        deliver: deliver_turn::<A, F>,
+        discard: discard_signal::<A, F>,
+        kind: Kind::Notice,
+        erased: None,
+    };
+}
+
+unsafe fn deliver_turn<A: Actor, F: FnOnce(&Cell<A>) -> Delivered>(
+    node: NonNull<Header<A>>,
+    cell: &Cell<A>,
+) -> Delivered {
+    // SAFETY: vtable contract: the node was made by `alloc::<SignalNode<A, F>>`.
+    let node = unsafe { super::alloc::take(node.cast::<SignalNode<A, F>>()) };
+    (node.f)(cell)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,364 @@
+//! `bestow`: handles to an object an actor owns, whose every use runs on the owner's
+//! turn.
+//!
+//! The object lives in a [`Slot`] shared by the handles, but it is only ever touched
+//! on its owner's turn: a use travels to the owner as a runtime signal (one node, like
+//! any message) and runs there, between two of the owner's own messages; the owner
+//! itself reaches it through [`Bestowed::with`], which takes the owner's
+//! [`Context`] as proof that the caller is on that turn. Turns of one actor never
+//! overlap, so the object is never shared, only its handle is.
+
+use std::cell::UnsafeCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context as TaskContext, Poll};
+
+use tokio::sync::oneshot;
+
+use super::BestowError;
+use crate::cell::Cell;
+use crate::{Actor, ActorId, Context, Message};
+
+/// An object type that handles message `M` when used through a [`Bestowed`] handle.
+///
+/// Like [`Handler`](crate::Handler), without a context: the object is not an actor; it
+/// runs inside its owner's turn.
+pub trait Serve<M: Message>: Send + 'static {
+    /// Handles `msg` and returns the reply.
+    fn serve(&mut self, msg: M) -> M::Reply;
+}
+
+/// A unit of work for the object, run on the owner's turn.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The owner, with its actor type erased.
+trait Owner: Send + Sync {
+    /// Runs `job` on the owner's turn, in mailbox order; gives it back if the owner
+    /// has stopped.
+    fn run(&self, job: Job) -> Result<(), Job>;
+    fn is_stopped(&self) -> bool;
+}
+
+/// Holds the owner's memory, not a strong reference: a bestowed handle does not keep
+/// its owner alive.
+struct OwnerCell<O: Actor>(Arc<Cell<O>>);
+
+impl<O: Actor> Owner for OwnerCell<O> {
+    fn run(&self, job: Job) -> Result<(), Job> {
+        if self.0.is_stopped() {
+            return Err(job);
+        }
+        // A signal is dropped undelivered if the owner stops first; the job's reply
+        // channel then tells the caller.
+        self.0.signal(move |_| job());
+        Ok(())
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.0.is_stopped()
+    }
+}
+
+struct Slot<T> {
+    owner: Box<dyn Owner>,
+    owner_id: ActorId,
+    /// `None` once revoked. Only touched on the owner's turn.
+    object: UnsafeCell<Option<T>>,
+    revoked: AtomicBool,
+}
+
+// SAFETY: `object` is only accessed on the owner's turn (by a job the owner runs, or
+// by `with`/`revoke`, which require the owner's context), and an actor's turns never
+// overlap; `T: Send` lets it be used from whichever worker runs the turn and dropped
+// on any thread.
+unsafe impl<T: Send> Sync for Slot<T> {}
+
+impl<T> Slot<T> {
+    /// # Safety
+    /// Only on the owner's turn, with no other live borrow of the object.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn object(&self) -> Option<&mut T> {
+        // SAFETY: caller contract.
+        unsafe { (*self.object.get()).as_mut() }
+    }
+}
+
+/// A handle to an object owned by an actor: `Send + Sync + Clone`, usable by any
+/// actor or thread, while the object never leaves its owner.
+///
+/// [`tell`](Bestowed::tell) and [`ask`](Bestowed::ask) run the object's
+/// [`Serve`] impl on the owner's turn, one use at a time, between the owner's own
+/// messages (macro-step and isolation hold). Each use costs one message node, as a
+/// plain `tell` does, plus one boxed closure. The owner reaches the object directly
+/// with [`with`](Bestowed::with) and can [`revoke`](Bestowed::revoke) it. Once the
+/// owner has stopped, uses fail with [`BestowError::OwnerStopped`]; once it is
+/// revoked, with [`BestowError::Revoked`]. Handles to objects of actors on other
+/// nodes are not supported (yet): a `Bestowed` is not serializable.
+///
+/// The object lives as long as a handle to it does (or until revoked), not as long as
+/// the owner's state: a supervisor's restart of the owner keeps it lent out. A panic
+/// in [`Serve::serve`] fails the owner, as a panic in its own handler would.
+///
+/// ```
+/// use odeon::{Actor, Bestowed, Context, Handler, Message, Serve, System};
+///
+/// // The owner keeps a list private and lends out a cursor over it.
+/// struct Cursor { items: Vec<u32>, at: usize }
+/// struct Next;
+/// impl Message for Next { type Reply = Option<u32>; }
+/// impl Serve<Next> for Cursor {
+///     fn serve(&mut self, _: Next) -> Option<u32> {
+///         let item = self.items.get(self.at).copied();
+///         self.at += 1;
+///         item
+///     }
+/// }
+///
+/// struct Library;
+/// impl Actor for Library {}
+/// struct Lend;
+/// impl Message for Lend { type Reply = Bestowed<Cursor>; }
+/// impl Handler<Lend> for Library {
+///     fn handle(&mut self, _: Lend, cx: &mut Context<Self>) -> Bestowed<Cursor> {
+///         cx.bestow(Cursor { items: vec![1, 2], at: 0 })
+///     }
+/// }
+///
+/// let system = System::new();
+/// let library = system.spawn(Library);
+/// let cursor = system.block_on(library.ask(Lend)).unwrap();
+/// assert_eq!(system.block_on(cursor.ask(Next)), Ok(Some(1)));
+/// assert_eq!(system.block_on(cursor.ask(Next)), Ok(Some(2)));
+/// assert_eq!(system.block_on(cursor.ask(Next)), Ok(None));
+/// library.stop();
+/// while library.is_alive() { std::thread::yield_now(); }
+/// assert_eq!(cursor.tell(Next), Err(odeon::BestowError::OwnerStopped));
+/// system.shutdown();
+/// ```
+pub struct Bestowed<T: Send + 'static> {
+    slot: Arc<Slot<T>>,
+}
+
+impl<T: Send + 'static> Clone for Bestowed<T> {
+    fn clone(&self) -> Self {
+        Self {
+            slot: self.slot.clone(),
+        }
+    }
+}
+
+impl<T: Send + 'static> std::fmt::Debug for Bestowed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bestowed")
+            .field("owner", &self.slot.owner_id)
+            .field("type", &std::any::type_name::<T>())
+            .finish()
+    }
+}
+
+impl<T: Send + 'static> Bestowed<T> {
+    /// The owner's id.
+    pub fn owner(&self) -> ActorId {
+        self.slot.owner_id
+    }
+
+    /// Whether uses may still succeed: not revoked, and the owner has not stopped.
+    pub fn is_usable(&self) -> bool {
+        !self.slot.revoked.load(Ordering::Acquire) && !self.slot.owner.is_stopped()
+    }
+
+    fn check(&self) -> Result<(), BestowError> {
+        if self.slot.revoked.load(Ordering::Acquire) {
+            return Err(BestowError::Revoked);
+        }
+        Ok(())
+    }
+
+    /// Sends `msg` to the object, to be handled on the owner's turn. Fails if the
+    /// object was revoked or the owner has stopped; a use still queued when that
+    /// happens is dropped.
+    pub fn tell<M: Message>(&self, msg: M) -> Result<(), BestowError>
+    where
+        T: Serve<M>,
+    {
+        self.check()?;
+        let slot = self.slot.clone();
+        let job: Job = Box::new(move || {
+            // SAFETY: jobs run on the owner's turn (`Owner::run`), with no other
+            // borrow of the object.
+            if let Some(object) = unsafe { slot.object() } {
+                drop(object.serve(msg));
+            }
+        });
+        self.slot
+            .owner
+            .run(job)
+            .map_err(|_| BestowError::OwnerStopped)
+    }
+
+    /// Sends `msg` to the object and returns the future of its reply.
+    pub fn ask<M: Message>(&self, msg: M) -> BestowedAsk<M::Reply>
+    where
+        T: Serve<M>,
+    {
+        if let Err(e) = self.check() {
+            return BestowedAsk::failed(e);
+        }
+        let (tx, rx) = oneshot::channel();
+        let slot = self.slot.clone();
+        let job: Job = Box::new(move || {
+            // SAFETY: as in `tell`.
+            let out = match unsafe { slot.object() } {
+                Some(object) => Ok(object.serve(msg)),
+                None => Err(BestowError::Revoked),
+            };
+            let _ = tx.send(out);
+        });
+        match self.slot.owner.run(job) {
+            Ok(()) => BestowedAsk {
+                rx: Some(rx),
+                early: None,
+            },
+            Err(_) => BestowedAsk::failed(BestowError::OwnerStopped),
+        }
+    }
+
+    /// Runs `f` on the object on the owner's turn, as one use: several operations
+    /// with nothing in between (Encore's atomic block on a bestowed object, with no
+    /// blocked caller: the result comes back as a future).
+    ///
+    /// ```
+    /// use odeon::{Actor, Context, Handler, Message, System};
+    ///
+    /// struct Owner;
+    /// impl Actor for Owner {}
+    /// struct Lend;
+    /// impl Message for Lend { type Reply = odeon::Bestowed<Vec<u32>>; }
+    /// impl Handler<Lend> for Owner {
+    ///     fn handle(&mut self, _: Lend, cx: &mut Context<Self>) -> odeon::Bestowed<Vec<u32>> {
+    ///         cx.bestow(vec![3, 1, 2])
+    ///     }
+    /// }
+    ///
+    /// let system = System::new();
+    /// let owner = system.spawn(Owner);
+    /// let list = system.block_on(owner.ask(Lend)).unwrap();
+    /// let sorted = list.atomic(|v| { v.sort(); v.clone() });
+    /// assert_eq!(system.block_on(sorted), Ok(vec![1, 2, 3]));
+    /// system.shutdown();
+    /// ```
+    pub fn atomic<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut T) -> R + Send + 'static,
+    ) -> BestowedAsk<R> {
+        if let Err(e) = self.check() {
+            return BestowedAsk::failed(e);
+        }
+        let (tx, rx) = oneshot::channel();
+        let slot = self.slot.clone();
+        let job: Job = Box::new(move || {
+            // SAFETY: as in `tell`.
+            let out = match unsafe { slot.object() } {
+                Some(object) => Ok(f(object)),
+                None => Err(BestowError::Revoked),
+            };
+            let _ = tx.send(out);
+        });
+        match self.slot.owner.run(job) {
+            Ok(()) => BestowedAsk {
+                rx: Some(rx),
+                early: None,
+            },
+            Err(_) => BestowedAsk::failed(BestowError::OwnerStopped),
+        }
+    }
+
+    /// Runs `f` on the object from its owner's own handler. Fails with
+    /// [`BestowError::NotOwner`] if `cx` is not the owner's context, and with
+    /// [`BestowError::Revoked`] after a revoke.
+    pub fn with<O: Actor, R>(
+        &self,
+        cx: &mut Context<O>,
+        f: impl FnOnce(&mut T) -> R,
+    ) -> Result<R, BestowError> {
+        if cx.id() != self.slot.owner_id {
+            return Err(BestowError::NotOwner);
+        }
+        // SAFETY: `cx` is the owner's context, which only exists on the owner's turn,
+        // and it stays mutably borrowed while `f` runs, so `f` cannot reach the object
+        // through another handle.
+        match unsafe { self.slot.object() } {
+            Some(object) => Ok(f(object)),
+            None => Err(BestowError::Revoked),
+        }
+    }
+
+    /// Takes the object back: every handle fails with [`BestowError::Revoked`] from
+    /// now on, uses already queued included. Only the owner may revoke (`cx` is its
+    /// context); returns the object.
+    pub fn revoke<O: Actor>(&self, cx: &mut Context<O>) -> Result<T, BestowError> {
+        if cx.id() != self.slot.owner_id {
+            return Err(BestowError::NotOwner);
+        }
+        self.slot.revoked.store(true, Ordering::Release);
+        // SAFETY: as in `with`: on the owner's turn, nothing else borrows the object.
+        unsafe { (*self.slot.object.get()).take() }.ok_or(BestowError::Revoked)
+    }
+}
+
+impl<A: Actor> Context<A> {
+    /// Lends `object` out: the returned handle may be cloned and sent to any actor,
+    /// and each use runs on this actor's turn. See [`Bestowed`].
+    pub fn bestow<T: Send + 'static>(&mut self, object: T) -> Bestowed<T> {
+        Bestowed {
+            slot: Arc::new(Slot {
+                owner: Box::new(OwnerCell(self.cell_arc())),
+                owner_id: self.id(),
+                object: UnsafeCell::new(Some(object)),
+                revoked: AtomicBool::new(false),
+            }),
+        }
+    }
+}
+
+/// The future of a reply from a bestowed object ([`Bestowed::ask`]).
+#[must_use = "an ask does nothing useful unless its reply is awaited"]
+#[derive(Debug)]
+pub struct BestowedAsk<R> {
+    rx: Option<oneshot::Receiver<Result<R, BestowError>>>,
+    early: Option<BestowError>,
+}
+
+impl<R> BestowedAsk<R> {
+    fn failed(e: BestowError) -> Self {
+        Self {
+            rx: None,
+            early: Some(e),
+        }
+    }
+}
+
+impl<R> Future for BestowedAsk<R> {
+    type Output = Result<R, BestowError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        if let Some(e) = this.early.take() {
+            return Poll::Ready(Err(e));
+        }
+        let Some(rx) = this.rx.as_mut() else {
+            return Poll::Ready(Err(BestowError::OwnerStopped));
+        };
+        match Pin::new(rx).poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(res) => {
+                this.rx = None;
+                // A dropped job: the owner stopped before running it (or the object
+                // panicked, which fails the owner).
+                Poll::Ready(res.unwrap_or(Err(BestowError::OwnerStopped)))
+            }
+        }
+    }
+}
