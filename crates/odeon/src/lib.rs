@@ -108,6 +108,8 @@ mod cell;
 pub mod defaults;
 mod loom;
 mod mailbox;
+#[cfg(feature = "observe")]
+pub mod observe;
 mod refs;
 mod registry;
 mod scheduler;

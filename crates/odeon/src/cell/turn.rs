@@ -117,6 +117,10 @@ impl<A: Actor> Cell<A> {
                 }
             }
             if *handled >= budget {
+                #[cfg(feature = "observe")]
+                if self.shared.config.observe {
+                    crate::observe::budget_exhausted();
+                }
                 return RunOutcome::Requeue;
             }
             // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
@@ -158,6 +162,15 @@ impl<A: Actor> Cell<A> {
                     continue;
                 }
             }
+            // Dropped after the handler returns (or unwinds): span exited, time recorded.
+            #[cfg(feature = "observe")]
+            let _handling = self.shared.config.observe.then(|| {
+                crate::observe::Handling::begin(
+                    std::any::type_name::<A>(),
+                    self.name(),
+                    (vtable.message)(),
+                )
+            });
             // SAFETY: the node came from this cell's mailbox or held queue and is of
             // this vtable's type; no borrow of state/context is live here.
             match unsafe { (vtable.deliver)(node, self) } {
