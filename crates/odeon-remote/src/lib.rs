@@ -157,6 +157,7 @@ pub mod metrics;
 // Not wired to links yet: see its docs.
 mod migration;
 mod node;
+mod observe;
 mod throttle;
 // Internal, hidden from the docs: public for fuzz/ and the benchmarks only.
 #[doc(hidden)]
