@@ -163,14 +163,16 @@ impl<A: Actor> Cell<A> {
                 }
             }
             // Dropped after the handler returns (or unwinds): span exited, time recorded.
+            // Runtime signals (restarts, child events) are not messages of the actor.
             #[cfg(feature = "observe")]
-            let _handling = self.shared.config.observe.then(|| {
-                crate::observe::Handling::begin(
-                    std::any::type_name::<A>(),
-                    self.name(),
-                    (vtable.message)(),
-                )
-            });
+            let _handling =
+                (self.shared.config.observe && vtable.kind != Kind::Signal).then(|| {
+                    crate::observe::Handling::begin(
+                        std::any::type_name::<A>(),
+                        self.name(),
+                        (vtable.message)(),
+                    )
+                });
             // SAFETY: the node came from this cell's mailbox or held queue and is of
             // this vtable's type; no borrow of state/context is live here.
             match unsafe { (vtable.deliver)(node, self) } {

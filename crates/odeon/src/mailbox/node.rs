@@ -397,6 +397,7 @@ impl<A: Actor, F: FnOnce(&Cell<A>) + Send + 'static> SignalNodes<A, F> {
         discard: discard_signal::<A, F>,
         kind: Kind::Signal,
         erased: None,
+        // Never read: signals get no span (`cell/turn.rs`).
         #[cfg(feature = "observe")]
         message: || "signal",
     };
