@@ -18,6 +18,49 @@
 //!
 //! The facade is process-wide: the scheduler and ask counters record as soon as one
 //! system in the process was built with `observe(true)`.
+//!
+//! ```
+//! use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+//! use odeon::{Actor, Context, Handler, Message, System, observe};
+//!
+//! struct Greeter;
+//! impl Actor for Greeter {}
+//! struct Hello;
+//! impl Message for Hello {
+//!     type Reply = ();
+//! }
+//! impl Handler<Hello> for Greeter {
+//!     fn handle(&mut self, _: Hello, _: &mut Context<Self>) {}
+//! }
+//!
+//! // Any `metrics` recorder; here one that keeps the values for inspection.
+//! let recorder = DebuggingRecorder::new();
+//! let snapshotter = recorder.snapshotter();
+//! recorder.install().unwrap();
+//!
+//! let system = System::builder().observe(true).build();
+//! let greeter = system.spawn(Greeter);
+//! greeter.tell(Hello).unwrap();
+//! greeter.tell(Hello).unwrap();
+//! system.block_on(greeter.ask(Hello)).unwrap();
+//! // A stop discards what is still queued: the ask above made sure nothing is.
+//! let stopped = greeter.wait_stopped();
+//! greeter.stop();
+//! system.block_on(stopped);
+//!
+//! let handled: u64 = snapshotter
+//!     .snapshot()
+//!     .into_vec()
+//!     .into_iter()
+//!     .filter(|(k, ..)| k.key().name() == observe::MESSAGES_HANDLED)
+//!     .filter(|(k, ..)| k.key().labels().any(|l| l.value().ends_with("Greeter")))
+//!     .map(|(.., v)| match v {
+//!         DebugValue::Counter(n) => n,
+//!         _ => 0,
+//!     })
+//!     .sum();
+//! assert_eq!(handled, 3);
+//! ```
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
