@@ -377,3 +377,53 @@ fn a_budget_exhausted_turn_is_counted() {
     assert!(after > before, "{before} -> {after}");
     assert!(system.shutdown());
 }
+
+/// Waits for its message's channel: an async handler that suspends.
+struct Waits;
+impl Actor for Waits {}
+struct Wait(tokio::sync::oneshot::Receiver<u64>);
+impl Message for Wait {
+    type Reply = u64;
+}
+impl odeon::AsyncHandler<Wait> for Waits {
+    async fn handle(&mut self, msg: Wait, _: &mut Context<Self>) -> u64 {
+        msg.0.await.unwrap_or(0)
+    }
+}
+impl Handler<Ping> for Waits {
+    fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> u64 {
+        1
+    }
+}
+
+#[test]
+fn an_async_handler_that_suspends_is_counted_once_and_finishes_after_its_span() {
+    let (snap, _serial) = setup();
+    let system = observed();
+    let a = system.spawn(Waits);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let waiting = a.ask(Wait(rx)).timeout(HANG_GUARD);
+    let ping = a.ask(Ping).timeout(HANG_GUARD);
+    tx.send(7).unwrap();
+    assert_eq!(system.block_on(waiting), Ok(7));
+    // The ping waited for the async handler (an actor handles one message at a time).
+    assert_eq!(system.block_on(ping), Ok(1));
+    let done = a.wait_stopped();
+    a.stop();
+    system.block_on(done);
+    let t = actor::<Waits>();
+    assert_eq!(
+        Values::take(snap).counter(observe::MESSAGES_HANDLED, &[t]),
+        2
+    );
+    let spans = SPANS.lock().unwrap();
+    let wait = std::any::type_name::<Wait>();
+    let ours = spans
+        .iter()
+        .filter(|f| f.get("actor").map(String::as_str) == Some(t.1))
+        .filter(|f| f.get("message").map(String::as_str) == Some(wait))
+        .count();
+    assert_eq!(ours, 1);
+    drop(spans);
+    assert!(system.shutdown());
+}

@@ -162,17 +162,15 @@ impl<A: Actor> Cell<A> {
                     continue;
                 }
             }
-            // Dropped after the handler returns (or unwinds): span exited, time recorded.
             // Runtime signals (restarts, child events) are not messages of the actor.
             #[cfg(feature = "observe")]
-            let _handling =
-                (self.shared.config.observe && vtable.kind != Kind::Signal).then(|| {
-                    crate::observe::Handling::begin(
-                        std::any::type_name::<A>(),
-                        self.name(),
-                        (vtable.message)(),
-                    )
-                });
+            if self.shared.config.observe && vtable.kind != Kind::Signal {
+                // SAFETY: as for the delivery below.
+                if unsafe { self.deliver_observed(node, vtable) } {
+                    return self.park();
+                }
+                continue;
+            }
             // SAFETY: the node came from this cell's mailbox or held queue and is of
             // this vtable's type; no borrow of state/context is live here.
             match unsafe { (vtable.deliver)(node, self) } {
@@ -326,7 +324,7 @@ impl<A: Actor> Cell<A> {
     }
 
     /// Polls the pending async handler. On `Ready` the actor's state is free again.
-    fn poll_pending(&self) -> Poll<()> {
+    pub(super) fn poll_pending(&self) -> Poll<()> {
         let waker = self.waker();
         let mut task_cx = std::task::Context::from_waker(&waker);
         // SAFETY: the pending future is owned by the turn; the state and context it
