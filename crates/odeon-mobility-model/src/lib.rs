@@ -23,7 +23,7 @@
 //! };
 //! let report = exhaustive(&cfg, 1_000_000);
 //! assert!(report.violation.is_none() && !report.truncated);
-//! assert!(report.states > 1_000);
+//! assert!(report.states > 500);
 //! ```
 //!
 //! # What is modelled

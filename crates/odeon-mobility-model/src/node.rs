@@ -294,12 +294,16 @@ impl Sim<'_> {
             self.receive_gone(to, nonce, via);
             return;
         }
+        // The first hop's receipt is not reported: the origin's binding is already
+        // {first hop} at one hop (its own report on sending), so the report would
+        // change nothing, and a direct ask to the host draws no `AskAt`.
         if let Item::Msg {
             id,
             ask: true,
             hops,
             ..
         } = item
+            && !(hops == 1 && from == self.origin(id))
         {
             self.bind_ask(to, id, to, hops, true);
         }

@@ -181,19 +181,34 @@ fn request() -> (
 struct Route {
     got: Mutex<Vec<Outgoing>>,
     stops: Mutex<Vec<(StopReason, bool)>>,
+    /// "msg", "stop" and "kill", in the order the route got them.
+    order: Mutex<Vec<&'static str>>,
+    /// Watches forwarded to the route, by key.
+    watches: Mutex<Vec<(ActorId, Notify)>>,
 }
+
+type Notify = Box<dyn FnOnce(Terminated) + Send>;
 impl Forward for Route {
     fn accepts(&self, type_id: TypeId) -> bool {
         in_interface(type_id)
     }
     fn forward(&self, msg: Outgoing) {
         self.got.lock().unwrap().push(msg);
+        self.order.lock().unwrap().push("msg");
     }
     fn stop(&self, reason: StopReason) {
         self.stops.lock().unwrap().push((reason, false));
+        self.order.lock().unwrap().push("stop");
     }
     fn kill(&self, reason: StopReason) {
         self.stops.lock().unwrap().push((reason, true));
+        self.order.lock().unwrap().push("kill");
+    }
+    fn watch(&self, key: ActorId, notify: Box<dyn FnOnce(Terminated) + Send>) {
+        self.watches.lock().unwrap().push((key, notify));
+    }
+    fn unwatch(&self, key: ActorId) {
+        self.watches.lock().unwrap().retain(|(k, _)| *k != key);
     }
 }
 
@@ -464,15 +479,54 @@ fn stop_and_kill_at_a_stub_are_forwarded() {
     let actor = frozen.recv().unwrap().unwrap();
     let route = Arc::new(Route::default());
     let _ = actor.commit(route.clone());
+    counter.tell(Add(1)).unwrap();
     counter.stop();
+    system.run_until_quiescent();
     counter.kill();
     system.run_until_quiescent();
     assert_eq!(
         *route.stops.lock().unwrap(),
         [(StopReason::Normal, false), (StopReason::Killed, true)]
     );
+    // The stop follows what was pushed before it (the stub forwards in mailbox order).
+    assert_eq!(*route.order.lock().unwrap(), ["msg", "stop", "kill"]);
     assert!(counter.is_alive());
     assert!(log_of(&log).is_empty());
+}
+
+#[test]
+fn a_stop_at_a_stub_is_forwarded_after_the_messages_pushed_before_it() {
+    let system = new_system();
+    let log = Log::default();
+    let counter = system.spawn(Counter::new(&log));
+    let (req, frozen) = request();
+    counter.request_move(req);
+    let actor = frozen.recv().unwrap().unwrap();
+    let route = Arc::new(Route::default());
+    let _ = actor.commit(route.clone());
+    // The stop waits behind the messages pushed before it; the kill does not wait
+    // (it may overtake them, depending on when the stub's turn runs).
+    for i in 0..100 {
+        counter.tell(Add(i)).unwrap();
+    }
+    counter.stop();
+    counter.kill();
+    system.run_until_quiescent();
+    let order = route.order.lock().unwrap().clone();
+    let stop = order
+        .iter()
+        .position(|e| *e == "stop")
+        .expect("stop forwarded");
+    assert_eq!(order.iter().filter(|e| **e == "msg").count(), 100);
+    assert!(
+        order[..stop].iter().filter(|e| **e == "msg").count() == 100,
+        "{order:?}"
+    );
+    assert!(order.contains(&"kill"));
+    assert_eq!(
+        adds(&route.got.lock().unwrap()),
+        (0..100).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -486,9 +540,9 @@ fn a_stop_requested_while_frozen_is_forwarded_at_commit() {
     counter.stop();
     let route = Arc::new(Route::default());
     let _ = actor.commit(route.clone());
-    assert_eq!(*route.stops.lock().unwrap(), [(StopReason::Normal, false)]);
     counter.tell(Add(1)).unwrap();
     system.run_until_quiescent();
+    assert_eq!(*route.stops.lock().unwrap(), [(StopReason::Normal, false)]);
     assert_eq!(
         adds(&route.got.lock().unwrap()),
         [1],
@@ -631,4 +685,113 @@ fn an_actor_moves_through_a_fake_transport_with_nothing_lost() {
     }
     assert_eq!(system.block_on(target.ask(Seen)).unwrap(), [1, 2, 3]);
     assert_eq!(log_of(&log), ["add 1", "migrated", "add 2", "add 3"]);
+}
+
+#[test]
+fn watches_made_before_and_after_a_commit_go_to_the_route_and_an_unwatch_follows() {
+    let system = new_system();
+    let log = Log::default();
+    let counter = system.spawn(Counter::new(&log));
+    let ended = Arc::new(Mutex::new(Vec::new()));
+    let note = |tag: &'static str| {
+        let ended = ended.clone();
+        Box::new(move |t: Terminated| ended.lock().unwrap().push((tag, t.reason)))
+            as Box<dyn FnOnce(Terminated) + Send>
+    };
+    let before = odeon::remote::watch_local(&counter, note("before")).unwrap();
+    let (req, frozen) = request();
+    counter.request_move(req);
+    let actor = frozen.recv().unwrap().unwrap();
+    let route = Arc::new(Route::default());
+    let _ = actor.commit(route.clone());
+    // The cell's watch went to the route at commit; a watch of the stub goes there too.
+    let after = odeon::remote::watch_local(&counter, note("after")).unwrap();
+    let gone = odeon::remote::watch_local(&counter, note("gone")).unwrap();
+    odeon::remote::unwatch_local(&counter, gone);
+    let keys: Vec<ActorId> = route
+        .watches
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(k, _)| *k)
+        .collect();
+    assert_eq!(keys, [before, after]);
+    // The transport calls them when the actor stops wherever it runs.
+    for (_, notify) in route.watches.lock().unwrap().drain(..) {
+        notify(Terminated {
+            id: counter.id(),
+            reason: StopReason::Normal,
+        });
+    }
+    assert_eq!(
+        *ended.lock().unwrap(),
+        [
+            ("before", StopReason::Normal),
+            ("after", StopReason::Normal)
+        ]
+    );
+    // Retiring the stub tells nobody: the actor did not stop.
+    drop(counter);
+    system.run_until_quiescent();
+    assert_eq!(ended.lock().unwrap().len(), 2);
+}
+
+/// A route that knows the actor's birth identity (as a transport's does).
+struct NamedRoute(BirthId);
+impl Forward for NamedRoute {
+    fn accepts(&self, type_id: TypeId) -> bool {
+        in_interface(type_id)
+    }
+    fn forward(&self, _: Outgoing) {}
+    fn stop(&self, _: StopReason) {}
+    fn kill(&self, _: StopReason) {}
+    fn identity(&self) -> Option<BirthId> {
+        Some(self.0.clone())
+    }
+}
+
+#[test]
+fn a_stub_equals_the_cell_its_actor_came_back_to_and_only_that_one() {
+    let system = new_system();
+    let log = Log::default();
+    let counter = system.spawn(Counter::new(&log));
+    let birth = |id: ActorId| BirthId {
+        node: "a".into(),
+        incarnation: 1,
+        id,
+    };
+    let (req, frozen) = request();
+    counter.request_move(req);
+    let actor = frozen.recv().unwrap().unwrap();
+    let _ = actor.commit(Arc::new(NamedRoute(birth(counter.id()))));
+    // The actor comes back into a new cell under the same birth identity.
+    let back = prepare(&system.handle(), Counter::new(&log), birth(counter.id()));
+    let back_ref = back.actor_ref();
+    back.activate();
+    assert_eq!(back_ref, counter);
+    assert_eq!(counter, back_ref);
+    let hash = |r: &ActorRef<Counter>| {
+        let mut h = DefaultHasher::new();
+        r.hash(&mut h);
+        h.finish()
+    };
+    assert_eq!(hash(&back_ref), hash(&counter));
+    // Another actor with the same id but another birth node is not the same.
+    let other = prepare(
+        &system.handle(),
+        Counter::new(&log),
+        BirthId {
+            node: "b".into(),
+            incarnation: 1,
+            id: counter.id(),
+        },
+    );
+    let other_ref = other.actor_ref();
+    other.activate();
+    assert_ne!(other_ref, counter);
+    assert_ne!(other_ref, back_ref);
+    // Plain actors stay equal only to themselves.
+    let plain = system.spawn(Counter::new(&log));
+    assert_ne!(plain, counter);
+    assert_eq!(plain, plain.clone());
 }

@@ -34,6 +34,15 @@ pub struct Mobility {
     pub(crate) activate: fn(Box<dyn Any + Send>),
     /// Whether two erased `ActorRef<A>`s are equal.
     pub(crate) same: fn(&ErasedRef, &ErasedRef) -> bool,
+    /// Stops (or kills) a local actor after what its mailbox holds (a forwarded stop).
+    pub(crate) stop_in_order: fn(&ErasedRef, odeon::StopReason),
+    /// Kills a local actor now (a forwarded kill).
+    pub(crate) kill: fn(&ErasedRef),
+    /// Moves a local actor (a forwarded `migrate_to`).
+    pub(crate) migrate: fn(&ErasedRef, &crate::wire::NodeId) -> Option<crate::Migration>,
+    /// The birth identity a local `ActorRef<A>`'s cell knows (an arrived actor, or a
+    /// stub).
+    pub(crate) identity: fn(&ErasedRef) -> Option<BirthId>,
 }
 
 impl Mobility {
@@ -85,6 +94,24 @@ impl Mobility {
             ) {
                 (Some(a), Some(b)) => a == b,
                 _ => false,
+            },
+            stop_in_order: |r, reason| {
+                if let Some(r) = r.downcast_ref::<ActorRef<A>>() {
+                    odeon::remote::stop_in_order(r, reason);
+                }
+            },
+            kill: |r| {
+                if let Some(r) = r.downcast_ref::<ActorRef<A>>() {
+                    r.kill();
+                }
+            },
+            migrate: |r, to| {
+                use crate::MigrateExt;
+                r.downcast_ref::<ActorRef<A>>().map(|r| r.migrate_to(to))
+            },
+            identity: |a| {
+                a.downcast_ref::<ActorRef<A>>()
+                    .and_then(ActorRef::birth_identity)
             },
         }
     }

@@ -15,7 +15,7 @@ use crate::wire::{NodeId, WireMigrateRefusal};
 pub type MigrateResult = Result<Moved, MigrateError>;
 
 /// A committed move.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Moved {
     /// The node the actor left.
     pub from: NodeId,
@@ -41,7 +41,7 @@ pub struct Moved {
 /// let e: MigrateError = MigrateFailure::TargetLost.into();
 /// assert!(matches!(e, MigrateError::Failed(MigrateFailure::TargetLost)));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, thiserror::Error)]
 #[non_exhaustive]
 pub enum MigrateError {
     /// Nothing moved; the actor runs where it was, with nothing lost.
@@ -54,7 +54,7 @@ pub enum MigrateError {
 }
 
 /// Why a move was refused before anything moved.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, thiserror::Error)]
 #[non_exhaustive]
 pub enum MigrateRefusal {
     /// The target does not know the actor type (it did not register it with
@@ -107,7 +107,7 @@ pub enum MigrateRefusal {
 }
 
 /// Why a move that was tried did not commit.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, thiserror::Error)]
 #[non_exhaustive]
 pub enum MigrateFailure {
     /// The target was lost before it was ready.
@@ -128,6 +128,10 @@ pub enum MigrateFailure {
     /// The node that had the actor was lost while the caller waited: outcome unknown.
     #[error("the source was lost; the outcome is unknown")]
     SourceLost,
+    /// The offer could not be put on the link (for example the state and mailbox are
+    /// larger than the link's `max_frame`); the actor resumed at once with nothing lost.
+    #[error("the offer was not sent: {0}")]
+    NotSent(String),
 }
 
 impl MigrateError {

@@ -22,14 +22,16 @@
 
 use std::any::Any;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::time::Instant;
 
+use odeon::ActorId;
 use odeon::remote::{BirthId, FrozenActor, Outgoing, Refusal};
-use odeon::{ActorId, AskError};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 
 use super::api::{MigrateError, MigrateFailure, MigrateResult, Moved};
+use super::control::CONTROL;
 use super::entry::{MobileEntry, MoveFailed, Out};
 use super::stub::Stub;
 use super::trace::Carried;
@@ -51,6 +53,16 @@ pub(crate) struct Mobile {
     /// an entry's lock (an encoding under that lock may look it up).
     pub(crate) local: Mutex<Option<Arc<ErasedRef>>>,
     pub(crate) state: Mutex<Driver>,
+    /// Watches, links and controls waiting for the lock (`control.rs`).
+    pub(crate) control: super::control::ControlState,
+    /// Local senders that route through this entry: live [`MobileEndpoint`]s and the
+    /// stub's route (`collect.rs`: the table keeps the entry while any is left).
+    ///
+    /// [`MobileEndpoint`]: super::stub::MobileEndpoint
+    pub(crate) users: AtomicUsize,
+    /// The entry was collected (step 10) and has not been needed since: written under
+    /// `state`'s lock after every transition, read under the table's (`collect.rs`).
+    pub(crate) collectable: AtomicBool,
 }
 
 /// The entry and the hand-over in progress, under one lock.
@@ -60,6 +72,9 @@ pub(crate) struct Driver {
     pub(crate) moving: Option<Moving>,
     /// Target: the decoded state, between offer and commit or abort.
     pub(crate) arriving: Option<(u64, Box<dyn Any + Send>)>,
+    /// `seq_out` when this node last flushed its route to forget the entry
+    /// (`collect.rs`).
+    pub(crate) flushed_at: Option<u64>,
 }
 
 /// The source's side of a move the driver is carrying out.
@@ -109,7 +124,11 @@ impl Mobile {
                 entry,
                 moving: None,
                 arriving: None,
+                flushed_at: None,
             }),
+            control: Default::default(),
+            users: AtomicUsize::new(0),
+            collectable: AtomicBool::new(false),
         })
     }
 
@@ -118,7 +137,7 @@ impl Mobile {
     }
 
     /// The actor's identity on every node.
-    fn birth(&self) -> BirthId {
+    pub(crate) fn birth(&self) -> BirthId {
         let a = &self.wire;
         BirthId {
             node: a.node.name.as_str().into(),
@@ -157,6 +176,8 @@ impl NodeInner {
             request
         });
         let mut d = mobile.state.lock();
+        // Control items sent from under this lock go first: they were sent first.
+        self.drain_controls(mobile, &mut d);
         match d.entry.send(entry.wire_name.to_string(), payload, request) {
             Ok(outs) => {
                 self.perform(mobile, &mut d, outs);
@@ -184,31 +205,44 @@ impl NodeInner {
         for out in moved.into_iter().chain(rest) {
             self.perform_one(mobile, d, out);
         }
+        self.after_transition(mobile, d);
     }
 
     fn perform_one(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver, out: Out) {
         match out {
-            Out::Send { to, frame } => match self.known_peer(&to) {
-                Some(peer) => {
-                    if let Traffic::Relay { msg, .. } = &frame
-                        && msg.origin != self.me
-                    {
-                        self.migration_stats.forwarded();
-                    }
-                    if let Err(e) = peer.send(&frame) {
-                        tracing::warn!(peer = %to, error = %e, "mobility frame not sent");
-                    }
+            Out::Send { to, frame } => {
+                if let Traffic::Relay { msg, .. } = &frame
+                    && msg.origin != self.me
+                {
+                    self.migration_stats.forwarded();
                 }
-                None => tracing::warn!(peer = %to, "mobility frame to an unknown node dropped"),
-            },
-            Out::Deliver(msg) => self.deliver_mobile(mobile, msg),
-            Out::FailAsk { request } => {
-                if let Some(p) = self.mobile_asks.lock().remove(&request) {
-                    fail(p, AskError::Unreachable);
+                let sent = match self.known_peer(&to) {
+                    Some(peer) => peer.send(&frame).map_err(|e| e.to_string()),
+                    None => Err(format!("{to} is not a known node")),
+                };
+                if let Err(e) = sent {
+                    if self.resend_after_loss(mobile, d, &to, &frame) {
+                        return;
+                    }
+                    tracing::warn!(peer = %to, error = %e, "mobility frame not sent");
+                    // An offer the link refused would otherwise keep the actor frozen
+                    // until the request timeout: the move fails now.
+                    if let Traffic::MigrateOffer { migration, .. } = frame {
+                        let outs = d.entry.offer_not_sent(migration, e);
+                        self.perform(mobile, d, outs);
+                    }
                 }
             }
-            // Ask bindings (design §3.3) matter only when a node is lost: not wired yet.
-            Out::Rebind { .. } => {}
+            Out::Deliver(msg) => self.deliver_mobile(mobile, msg),
+            Out::FailAsk { request } => self.fail_bound_ask(request),
+            // Ask bindings (design §3.3, `binding.rs`).
+            Out::Rebind {
+                request,
+                reporter,
+                at,
+                hops,
+                confirmed,
+            } => self.rebind_ask(request, &reporter, &at, hops, confirmed),
             Out::Moved {
                 migration,
                 to,
@@ -231,7 +265,7 @@ impl NodeInner {
                 }
                 self.forget_migration(mobile, migration);
             }
-            Out::Collected => tracing::debug!(token = mobile.token, "forwarding entry collected"),
+            Out::Collected => self.collected(mobile),
             Out::ActorLost => tracing::warn!(token = mobile.token, "mobile actor lost"),
             Out::Straggler { origin, seq } => {
                 tracing::debug!(%origin, seq, "straggler dropped");
@@ -240,8 +274,8 @@ impl NodeInner {
         }
     }
 
-    /// Hands a message to the actor running here.
-    fn deliver_mobile(self: &Arc<Self>, mobile: &Mobile, msg: QueuedMessage) {
+    /// Hands a message to the actor running here (a control item is applied instead).
+    fn deliver_mobile(self: &Arc<Self>, mobile: &Arc<Mobile>, msg: QueuedMessage) {
         let reply = |m: &QueuedMessage| {
             m.reply
                 .as_ref()
@@ -254,6 +288,9 @@ impl NodeInner {
             }
             return;
         };
+        if msg.message == CONTROL {
+            return self.apply_control(mobile, &local, msg);
+        }
         let Some(entry) = mobile.interface.by_name(&msg.message) else {
             tracing::warn!(message = %msg.message, "unknown message for a mobile actor");
             return;
@@ -268,7 +305,11 @@ impl NodeInner {
     }
 
     /// Where the reply to an ask from `origin` goes: straight to its node-level table.
-    fn mobile_reply_route(self: &Arc<Self>, origin: &NodeId, request: u64) -> ReplyRoute {
+    pub(crate) fn mobile_reply_route(
+        self: &Arc<Self>,
+        origin: &NodeId,
+        request: u64,
+    ) -> ReplyRoute {
         if *origin == self.me {
             let node = Arc::downgrade(self);
             return Box::new(move |outcome| {
@@ -294,6 +335,7 @@ impl NodeInner {
         let Some(pending) = self.mobile_asks.lock().remove(&request) else {
             return false;
         };
+        self.ask_bindings.lock().remove(&request);
         self.finish(pending, request, outcome);
         true
     }
@@ -312,12 +354,22 @@ impl NodeInner {
         };
         let carried = m.carried();
         self.forget_migration(mobile, migration);
+        NodeInner::mobile_used(mobile);
         let stub = Arc::new(Stub {
             node: Arc::downgrade(self),
             mobile: Arc::downgrade(mobile),
             interface: mobile.interface,
+            id: ActorId::from_u64(mobile.wire.id),
+            birth: mobile.birth(),
         });
+        // The source's own watch of the cell stays here; its watchers went in the offer
+        // and learn where (design §3.5: "sent to target").
+        self.watches_sent(mobile, &to, epoch);
+        self.disarm(mobile);
         let mut outgoing = m.frozen.commit(stub);
+        // Watches and links the cell had locally went to the stub's route, deferred
+        // (this thread holds the entry's lock): they follow the commit.
+        self.drain_controls(mobile, d);
         for (index, request, decode) in m.asks {
             if let Some(slot) = outgoing.get_mut(index).and_then(|o| o.reply.take()) {
                 self.mobile_asks
@@ -357,6 +409,7 @@ impl NodeInner {
             MoveFailed::Refused(w) => MigrateError::from_wire(&m.target, w),
             MoveFailed::TargetLost => MigrateFailure::TargetLost.into(),
             MoveFailed::Timeout => MigrateFailure::Timeout(self.settings.request_timeout).into(),
+            MoveFailed::NotSent(why) => MigrateFailure::NotSent(why).into(),
         };
         tracing::info!(token = mobile.token, %error, "move abandoned; the actor resumes");
         let epoch = Some(d.entry.epoch);
@@ -394,6 +447,7 @@ impl NodeInner {
             return;
         };
         *mobile.local.lock() = Some(actor);
+        self.adopt_attached(mobile, migration, epoch);
         for msg in messages {
             self.deliver_mobile(mobile, msg);
         }
@@ -407,14 +461,5 @@ impl NodeInner {
         self.migrations
             .lock()
             .retain(|(_, m), v| *m != migration || !Arc::ptr_eq(v, mobile));
-    }
-}
-
-fn fail(p: Pending, error: AskError) {
-    match p {
-        Pending::Ask { slot, .. } => slot.fail(error),
-        Pending::Raw(tx) => {
-            let _ = tx.send(Err(error));
-        }
     }
 }

@@ -127,6 +127,8 @@ pub(crate) enum MoveFailed {
     TargetLost,
     /// The driver's timeout fired before Ready.
     Timeout,
+    /// The driver could not send the offer (the link refused the frame).
+    NotSent(String),
 }
 
 /// What the state machine asks its driver to do, in order.

@@ -55,6 +55,17 @@ impl NodeInner {
         target: &ErasedRef,
     ) -> Option<WireRef> {
         let mobility = interface.mobility?;
+        if let Some(birth) = (mobility.identity)(target) {
+            // An actor that moved here, or a stub it left (whose cell the node may no
+            // longer hold, `collect.rs`): found by its identity.
+            let all: Vec<Arc<Mobile>> = self.mobile.lock().values().cloned().collect();
+            if let Some(m) = all
+                .into_iter()
+                .find(|m| std::ptr::eq(m.mobility, mobility) && m.birth() == birth)
+            {
+                return Some(m.wire.clone());
+            }
+        }
         let m = self.mobile_by_local(mobility, target)?;
         Some(m.wire.clone())
     }
@@ -85,24 +96,41 @@ impl NodeInner {
         mobility: &'static Mobility,
         wire: &WireRef,
     ) -> Option<Box<dyn Any + Send>> {
-        let existing = self.mobile.lock().get(&wire.token).cloned();
-        let mobile = match existing {
-            Some(m) => m,
-            // Our own actor with no entry: it stopped, or the token is forged.
-            None if wire.node == self.me => return None,
-            None => {
-                self.known_peer(&wire.node)?;
-                let entry = MobileEntry::away(self.me.clone(), wire.clone(), self.peer_ids());
-                let fresh = Mobile::new(entry, interface, mobility, None);
-                self.mobile
-                    .lock()
-                    .entry(wire.token)
-                    .or_insert(fresh)
-                    .clone()
+        // A birth node that is lost or unknown here cannot be routed to: the entry
+        // relocates from the start (`faults.rs`).
+        let birth_known =
+            wire.node == self.me || self.known_peer(&wire.node).is_some_and(|p| !p.is_lost());
+        let peers = self.peer_ids();
+        let mut start = Vec::new();
+        let mobile = {
+            let mut table = self.mobile.lock();
+            let mobile = match table.get(&wire.token) {
+                Some(m) => m.clone(),
+                // Our own actor with no entry: it stopped, or the token is forged.
+                None if wire.node == self.me => return None,
+                None => {
+                    let entry = if birth_known {
+                        self.fresh_away(wire, peers)
+                    } else {
+                        let (entry, outs) = self.relocating_entry(wire, peers);
+                        start = outs;
+                        entry
+                    };
+                    let fresh = Mobile::new(entry, interface, mobility, None);
+                    table.insert(wire.token, fresh.clone());
+                    fresh
+                }
+            };
+            if let Some(local) = mobile.local() {
+                return Some((interface.ops.clone_ref)(&*local));
             }
+            // Under the table's lock: the entry cannot be forgotten meanwhile.
+            NodeInner::mobile_used(&mobile);
+            mobile
         };
-        if let Some(local) = mobile.local() {
-            return Some((interface.ops.clone_ref)(&*local));
+        if !start.is_empty() {
+            let mut d = mobile.state.lock();
+            self.perform(&mobile, &mut d, start);
         }
         let birth = mobile.wire.node.clone();
         Some((interface.ops.from_endpoint)(Arc::new(MobileEndpoint {
@@ -117,12 +145,17 @@ impl NodeInner {
     /// it ends, routes through it relocate: steps 4, 5 and 11). Nothing to do, and no
     /// cost, on a node without mobile actors.
     pub(crate) fn mobile_node_lost(self: &Arc<Self>, lost: &crate::wire::NodeId) {
+        self.lost_nodes.lock().insert(lost.clone());
         let all: Vec<Arc<Mobile>> = self.mobile.lock().values().cloned().collect();
         for mobile in all {
-            let mut d = mobile.state.lock();
-            let outs = d.entry.node_lost(lost);
-            self.perform(&mobile, &mut d, outs);
+            {
+                let mut d = mobile.state.lock();
+                let outs = d.entry.node_lost(lost);
+                self.perform(&mobile, &mut d, outs);
+            }
+            self.control_node_lost(&mobile, lost);
         }
+        self.asks_node_lost(lost);
     }
 
     /// A mobility frame from `peer`.
@@ -151,20 +184,49 @@ impl NodeInner {
             | Traffic::MigrateRefused { migration, .. }
             | Traffic::MigrateCommit { migration, .. }
             | Traffic::MigrateAbort { migration } => by_move(*migration),
-            // Ask bindings (§3.3) only matter when a node is lost: not wired yet.
-            Traffic::AskAt { .. } => return,
+            // Ask and watch bindings (§3.3, §3.5): the node's tables, not an entry's.
+            Traffic::AskAt {
+                request,
+                at,
+                hops,
+                confirmed,
+            } => return self.rebind_ask(*request, &peer.id, at, *hops, *confirmed),
+            Traffic::WatchAt {
+                actor,
+                key,
+                at,
+                hops,
+                confirmed,
+            } => return self.receive_watch_at(&peer.id, *actor, *key, at, *hops, *confirmed),
             other => {
                 tracing::warn!(peer = %peer.id, frame = ?other, "mobility frame not yet handled; ignored");
                 return;
             }
         };
         let Some(mobile) = mobile else {
-            tracing::warn!(peer = %peer.id, frame = ?frame, "mobility frame for no entry here");
-            if let Traffic::MAsk { request, .. } = frame {
-                let _ = peer.send(&Traffic::Reply {
-                    request,
-                    outcome: Outcome::Failed(WireFailure::Stopped),
-                });
+            match frame {
+                // A relocation probe to a node that forgot the actor (or never knew
+                // it): no copy this way. Unanswered, the prober would wait for this
+                // node's loss (step 11).
+                Traffic::Locate { to, nonce, .. } => {
+                    let _ = peer.send(&Traffic::Gone {
+                        to,
+                        nonce,
+                        via: self.me.clone(),
+                    });
+                }
+                // Releases of pins this node no longer keeps: nothing to do.
+                Traffic::Unpin { .. } | Traffic::Reflush { .. } => {}
+                Traffic::MAsk { request, .. } => {
+                    tracing::warn!(peer = %peer.id, "mobile ask for no entry here");
+                    let _ = peer.send(&Traffic::Reply {
+                        request,
+                        outcome: Outcome::Failed(WireFailure::Stopped),
+                    });
+                }
+                frame => {
+                    tracing::warn!(peer = %peer.id, frame = ?frame, "mobility frame for no entry here");
+                }
             }
             return;
         };
@@ -187,6 +249,8 @@ impl NodeInner {
             migration,
             actor,
             state,
+            watchers,
+            links,
             ..
         } = &frame
         else {
@@ -218,10 +282,11 @@ impl NodeInner {
             .lock()
             .entry(actor.token)
             .or_insert_with(|| {
-                let entry = MobileEntry::away(self.me.clone(), actor.clone(), self.peer_ids());
+                let entry = self.fresh_away(&actor, self.peer_ids());
                 Mobile::new(entry, interface, mobility, None)
             })
             .clone();
+        *mobile.control.incoming.lock() = Some((migration, (watchers.clone(), links.clone())));
         let mut d = mobile.state.lock();
         d.arriving = Some((migration, decoded));
         self.migrations

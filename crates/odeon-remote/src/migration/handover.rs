@@ -203,6 +203,19 @@ impl MobileEntry {
         self.take_out()
     }
 
+    /// The driver could not put the offer of `migration` on the link (too large for a
+    /// frame, or no link): the target never saw it, so the source resumes at once
+    /// with no `MigrateAbort`. The model's abort at any moment before Ready covers it
+    /// (a timeout that fires at once).
+    pub(crate) fn offer_not_sent(&mut self, migration: u64, why: String) -> Vec<Out> {
+        if let Place::Frozen(f) = &self.place
+            && f.migration == migration
+        {
+            self.resume(MoveFailed::NotSent(why));
+        }
+        self.take_out()
+    }
+
     /// The source runs the actor again: its frozen mailbox, then what it held (model:
     /// `resume`).
     pub(crate) fn resume(&mut self, why: MoveFailed) {
@@ -346,6 +359,6 @@ impl MobileEntry {
 
 /// A message shipped to the target makes one more hop (binding reports must grow).
 fn bump(mut m: QueuedMessage) -> QueuedMessage {
-    m.hops += 1;
+    m.hops = m.hops.wrapping_add(1);
     m
 }

@@ -21,13 +21,39 @@
 //! [`Stub`](stub::Stub); asks sent through an entry are answered into the node-level
 //! `NodeInner.mobile_asks`. Who holds messages while the actor is frozen is in
 //! `driver.rs`. A peer declared lost is fed to every entry (`mobile_node_lost`): a
-//! target lost before Ready fails the move and the actor resumes (tested); the
-//! relocation frames of step 11 reach the entries too, but no test covers them yet.
-//! Not wired yet: ask bindings (§3.3: `AskAt` is dropped, so an ask whose host is
-//! lost waits for its timeout), stop/watch/link of a moved actor from another node (§2.4,
-//! §3.5), names (§3.8), chunking, a remote `migrate_to` (no frame asks a host to
-//! move its actor), collection of the table's entries and stubs (`Out::Collected` is
-//! logged; the table keeps entries and the stub's cell). So parts of the module are
+//! target lost before Ready fails the move and the actor resumes; routes through the
+//! lost node relocate (step 11) and find the host again (tested: the node the actor
+//! left lost, its birth node lost, and its host lost, after which sends fail with
+//! `Unreachable`). `faults.rs` covers what the entry cannot see: a frame an entry
+//! sends to a peer already marked lost, before the loss reached the entries, goes
+//! back on the route once the entry learned it; a ref whose birth node is lost or
+//! unknown gets an entry that relocates from the start. A node with no entry answers
+//! a relocation probe with `Gone`. Mobile refs travel inside messages (written with
+//! the birth identity). An offer the link refuses (larger than `max_frame`) fails the
+//! move at once (`MigrateFailure::NotSent`). Collection (step 10, `collect.rs`):
+//! `Out::Collected` drops the node's ref to the stub, and the table entry goes once
+//! no local ref uses it ([`Node::mobile_counts`](crate::Node::mobile_counts)).
+//!
+//! **Control of moved actors** (`control.rs`, design §2.4, §3.5): `stop`, `kill`,
+//! `watch`, `unwatch`, `link`, `unlink` and `migrate_to` on any ref to a mobile actor
+//! (a remote ref's [`MobileEndpoint`](stub::MobileEndpoint), or a stale local ref on a
+//! node it left, through the stub's [`Stub`](stub::Stub)) travel its route as
+//! numbered control items, so they keep per-sender order with messages and reach it
+//! after any number of moves. A forwarded stop joins the host's mailbox: messages its
+//! node sent before are handled first. Watchers and links travel in the offer
+//! (`MigrateOffer.watchers`/`links`); the host sends `Terminated` when the actor
+//! stops and reports itself with `WatchAt`; a watch bound to a lost node ends with
+//! `NodeLost`. Tested in `tests/remote_mobility_control.rs`.
+//!
+//! **Ask bindings** (`binding.rs`, §3.3): `Out::Rebind` and `AskAt` update the
+//! node-level binding of each ask in `NodeInner.mobile_asks`; an ask bound to a node
+//! declared lost fails at once with `AskError::Unreachable`. A direct ask to the host
+//! draws no `AskAt` (the first hop's receipt is not reported; the model does the
+//! same). Hop counters are a byte compared in serial-number order (RFC 1982).
+//!
+//! Not wired yet: the source's "sent to target" report for watches (§3.5: a watch is
+//! bound only once the host confirms it), names (§3.8), chunking, and a watch's or
+//! ask's binding when the route relocates (step 11). So parts of the module are
 //! still dead code.
 //!
 //! The API is [`MigrateExt`](api::MigrateExt) and
@@ -49,7 +75,10 @@
 //! - Frames are the wire's [`Traffic`](crate::wire::Traffic) version-3 variants.
 //!
 //! Files: `entry.rs` (data, `send`, `receive`), `route.rs` (steps 7–10),
-//! `repair.rs` (step 11), `handover.rs` (steps 1–6).
+//! `repair.rs` (step 11), `handover.rs` (steps 1–6); the driver's side: `driver.rs`,
+//! `source.rs`, `frames.rs`, `stub.rs`, `binding.rs` (ask bindings), `control.rs`
+//! (control of moved actors, watches and links), `collect.rs` (step 10's table and
+//! stubs), `faults.rs` (losses the entry cannot see).
 //!
 //! # The protocol
 //! Per node and actor, one entry. Messages a node sends along a route carry
@@ -148,8 +177,12 @@
 #![allow(dead_code)]
 
 pub(crate) mod api;
+pub(crate) mod binding;
+pub(crate) mod collect;
+pub(crate) mod control;
 pub(crate) mod driver;
 pub(crate) mod entry;
+pub(crate) mod faults;
 pub(crate) mod frames;
 pub(crate) mod handover;
 pub(crate) mod repair;

@@ -59,7 +59,7 @@ impl MobileEntry {
     pub(crate) fn forward(&mut self, to: &NodeId, item: Item) {
         let item = match item {
             Item::Msg(mut m) => {
-                m.hops += 1;
+                m.hops = m.hops.wrapping_add(1);
                 if let Some((origin, request)) = m.reply.clone() {
                     self.bind_ask(&origin, request, to, m.hops, false);
                 }
@@ -189,8 +189,11 @@ impl MobileEntry {
             self.receive_gone(nonce, &via);
             return;
         }
+        // The first hop's receipt is not reported: the origin's binding already names
+        // this node alone (`binding.rs`), so a direct ask draws no `AskAt`.
         if let Item::Msg(m) = &item
             && let Some((origin, request)) = m.reply.clone()
+            && !(m.hops == 1 && origin == *from)
         {
             let (me, hops) = (self.me.clone(), m.hops);
             self.bind_ask(&origin, request, &me, hops, true);

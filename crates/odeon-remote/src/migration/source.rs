@@ -11,6 +11,7 @@ use tokio::sync::oneshot;
 use super::api::{MigrateError, MigrateFailure, MigrateRefusal, MigrateResult, Migration};
 use super::driver::{Mobile, Moving};
 use super::handover::FreezeError;
+use super::stub::MobileEndpoint;
 use super::trace::{self, Carried};
 use crate::interface::Interface;
 use crate::node::{NodeInner, node_of};
@@ -19,7 +20,14 @@ use crate::wire::{NodeId, QueuedMessage};
 /// `actor_ref.migrate_to(to)`.
 pub(crate) fn migrate_ref<A: MobileActor>(actor: &ActorRef<A>, to: &NodeId) -> Migration {
     if !actor.is_local() {
-        return Migration::done(Err(MigrateRefusal::NotHere.into()));
+        // A remote ref: the request travels to wherever the actor runs (`control.rs`).
+        let mobile = actor
+            .endpoint()
+            .and_then(|ep| ep.as_any().downcast_ref::<MobileEndpoint>());
+        return match mobile {
+            Some(ep) => ep.node.mobile_migrate(&ep.mobile, to),
+            None => Migration::done(Err(MigrateRefusal::NotHere.into())),
+        };
     }
     let (tx, rx) = oneshot::channel();
     match request::<A>(actor, to, Some(tx)) {
@@ -81,6 +89,18 @@ impl MoveRequest for MoveReq {
     }
 
     fn refused(self: Box<Self>, why: NotFrozen) {
+        if matches!(why, NotFrozen::Moved)
+            && let Some(node) = self.node.upgrade()
+        {
+            // A stale local ref on a node the actor left: ask its host.
+            let migration = node.mobile_migrate(&self.mobile, &self.to);
+            if let Some(caller) = self.caller {
+                node.io.spawn(async move {
+                    let _ = caller.send(migration.await);
+                });
+            }
+            return;
+        }
         let error: MigrateError = match why {
             NotFrozen::Supervised => MigrateRefusal::Supervised.into(),
             NotFrozen::HasChildren => MigrateRefusal::HasChildren.into(),
@@ -259,7 +279,22 @@ impl NodeInner {
         let snapshot_len = msgs.len();
         let migration = self.next_request();
         match d.entry.freeze(migration, to, state, msgs) {
-            Ok(outs) => {
+            Ok(mut outs) => {
+                // Watchers and links travel in the offer (design §3.5, `control.rs`).
+                let (w, l) = self.attached(mobile);
+                for out in &mut outs {
+                    if let super::entry::Out::Send {
+                        frame:
+                            crate::wire::Traffic::MigrateOffer {
+                                watchers, links, ..
+                            },
+                        ..
+                    } = out
+                    {
+                        watchers.clone_from(&w);
+                        links.clone_from(&l);
+                    }
+                }
                 self.migrations
                     .lock()
                     .insert((to.clone(), migration), mobile.clone());

@@ -5,9 +5,10 @@ use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::{Arc, Weak};
 
-use odeon::remote::{Endpoint, Forward, Outgoing, Refusal};
+use odeon::remote::{BirthId, Endpoint, Forward, Outgoing, Refusal};
 use odeon::{ActorId, AskError, StopReason, SystemHandle, Terminated};
 
+use super::control::Control;
 use super::driver::Mobile;
 use crate::interface::Interface;
 use crate::node::NodeInner;
@@ -19,6 +20,18 @@ pub(crate) struct Stub {
     pub(crate) node: Weak<NodeInner>,
     pub(crate) mobile: Weak<Mobile>,
     pub(crate) interface: &'static Interface,
+    /// The actor's id (its birth id), for a `Terminated` made here.
+    pub(crate) id: ActorId,
+    /// The actor's identity, for `==` with the cell it may come back to here.
+    pub(crate) birth: BirthId,
+}
+
+impl Drop for Stub {
+    fn drop(&mut self) {
+        if let (Some(node), Some(mobile)) = (self.node.upgrade(), self.mobile.upgrade()) {
+            node.mobile_unused(&mobile);
+        }
+    }
 }
 
 impl Forward for Stub {
@@ -36,20 +49,47 @@ impl Forward for Stub {
         }
     }
 
-    // Stopping a moved actor from a node it left is not wired yet (design §2.4: a
-    // `Stop` frame along the route).
+    // Control of the moved actor from the node it left travels its route as numbered
+    // control items (`control.rs`), after what this stub forwarded before.
     fn stop(&self, reason: StopReason) {
-        tracing::warn!(
-            ?reason,
-            "stop of a moved actor from a node it left: not forwarded yet"
-        );
+        let link_failed = match reason {
+            StopReason::LinkFailed(id) => Some(id.as_u64()),
+            _ => None,
+        };
+        self.control(Control::Stop { link_failed });
     }
 
-    fn kill(&self, reason: StopReason) {
-        tracing::warn!(
-            ?reason,
-            "kill of a moved actor from a node it left: not forwarded yet"
-        );
+    fn kill(&self, _reason: StopReason) {
+        self.control(Control::Kill);
+    }
+
+    fn watch(&self, key: ActorId, notify: Box<dyn FnOnce(Terminated) + Send>) {
+        match (self.node.upgrade(), self.mobile.upgrade()) {
+            (Some(node), Some(mobile)) => node.mobile_watch(&mobile, key, notify),
+            // The node is gone: nothing will ever report the actor's end.
+            _ => notify(Terminated {
+                id: self.id,
+                reason: StopReason::NodeLost,
+            }),
+        }
+    }
+
+    fn unwatch(&self, key: ActorId) {
+        if let (Some(node), Some(mobile)) = (self.node.upgrade(), self.mobile.upgrade()) {
+            node.mobile_unwatch(&mobile, key);
+        }
+    }
+
+    fn identity(&self) -> Option<BirthId> {
+        Some(self.birth.clone())
+    }
+}
+
+impl Stub {
+    fn control(&self, control: Control) {
+        if let (Some(node), Some(mobile)) = (self.node.upgrade(), self.mobile.upgrade()) {
+            node.mobile_control(&mobile, control);
+        }
     }
 }
 
@@ -82,6 +122,12 @@ impl fmt::Debug for MobileEndpoint {
     }
 }
 
+impl Drop for MobileEndpoint {
+    fn drop(&mut self) {
+        self.node.mobile_unused(&self.mobile);
+    }
+}
+
 impl Endpoint for MobileEndpoint {
     fn id(&self) -> ActorId {
         ActorId::from_u64(self.id)
@@ -104,25 +150,38 @@ impl Endpoint for MobileEndpoint {
         Box::pin(std::future::ready(()))
     }
 
-    // Stop, watches and links of a mobile actor from another node are design §2.4 and
-    // §3.5, not wired yet: they are logged and have no effect.
+    // Stop, watches and links travel the actor's route as control items, wherever
+    // it runs (design §2.4, §3.5; `control.rs`).
     fn stop(&self) {
-        tracing::warn!(actor = ?self, "remote stop of a mobile actor: not wired yet");
+        let stop = Control::Stop { link_failed: None };
+        self.node.mobile_control(&self.mobile, stop);
     }
 
-    fn watch(&self, _key: ActorId, _notify: Box<dyn FnOnce(Terminated) + Send>) {
-        tracing::warn!(actor = ?self, "remote watch of a mobile actor: not wired yet");
+    fn watch(&self, key: ActorId, notify: Box<dyn FnOnce(Terminated) + Send>) {
+        self.node.mobile_watch(&self.mobile, key, notify);
     }
 
-    fn unwatch(&self, _key: ActorId) {}
-
-    fn link(&self, _from: ActorId) {
-        tracing::warn!(actor = ?self, "remote link to a mobile actor: not wired yet");
+    fn unwatch(&self, key: ActorId) {
+        self.node.mobile_unwatch(&self.mobile, key);
     }
 
-    fn unlink(&self, _from: ActorId) {}
+    fn link(&self, from: ActorId) {
+        let from = from.as_u64();
+        self.node
+            .mobile_control(&self.mobile, Control::Link { from });
+    }
 
-    fn link_failed(&self, _from: ActorId) {}
+    fn unlink(&self, from: ActorId) {
+        let from = from.as_u64();
+        self.node
+            .mobile_control(&self.mobile, Control::Unlink { from });
+    }
+
+    fn link_failed(&self, from: ActorId) {
+        let from = from.as_u64();
+        self.node
+            .mobile_control(&self.mobile, Control::LinkFailed { from });
+    }
 
     fn system(&self) -> &SystemHandle {
         &self.node.system

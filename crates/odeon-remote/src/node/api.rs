@@ -414,6 +414,9 @@ impl NodeBuilder {
             migrations: Mutex::new(HashMap::new()),
             mobile_asks: Mutex::new(HashMap::new()),
             migration_stats: Arc::default(),
+            ask_bindings: Mutex::new(HashMap::new()),
+            lost_nodes: Mutex::new(Default::default()),
+            mobile_retired_seq: AtomicU64::new(0),
             this: weak.clone(),
         });
         super::register_node(&inner);
@@ -619,7 +622,7 @@ async fn accept_one(node: Arc<NodeInner>, mut link: transport::Link, addr: Socke
 /// - Names registered with [`Node::register`] are public to every member.
 #[derive(Debug)]
 pub struct Node {
-    pub(super) inner: Arc<NodeInner>,
+    pub(crate) inner: Arc<NodeInner>,
     bound: SocketAddr,
     accepting: Mutex<Option<tokio::task::JoinHandle<()>>>,
     pub(super) membership: Mutex<Option<Membership>>,

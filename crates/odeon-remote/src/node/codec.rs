@@ -18,6 +18,7 @@ use odeon::remote::{Endpoint, RefCodec};
 use super::NodeInner;
 use super::endpoint::RemoteEndpoint;
 use crate::interface::Interface;
+use crate::migration::stub::MobileEndpoint;
 use crate::wire::{self, WireRef};
 
 pub(crate) struct NodeCodec(pub(crate) Weak<NodeInner>);
@@ -37,11 +38,18 @@ impl RefCodec for NodeCodec {
                     .ok_or_else(|| format!("{type_name} has no odeon-remote interface"))?;
                 node.export_local(interface, local)?
             }
-            (None, Some(ep)) => ep
-                .as_any()
-                .downcast_ref::<RemoteEndpoint>()
-                .map(RemoteEndpoint::wire_ref)
-                .ok_or("a ref from another transport cannot be forwarded")?,
+            (None, Some(ep)) => {
+                let any = ep.as_any();
+                match any.downcast_ref::<RemoteEndpoint>() {
+                    Some(ep) => ep.wire_ref(),
+                    // A mobile actor's ref is written with its birth identity and
+                    // token, wherever the actor is now (design §2.1).
+                    None => any
+                        .downcast_ref::<MobileEndpoint>()
+                        .map(|ep| ep.mobile.wire.clone())
+                        .ok_or("a ref from another transport cannot be forwarded")?,
+                }
+            }
             (None, None) => return Err("nothing to export".into()),
         };
         wire::encode(&wire_ref).map_err(|e| e.to_string())

@@ -65,7 +65,10 @@ impl NodeInner {
             }
             Traffic::Terminated { id, key, reason } => {
                 let notify = peer.state.lock().watches.remove(&(id, key));
-                if let Some(notify) = notify {
+                if notify.is_none() {
+                    // A watch of a mobile actor: its host sends this from anywhere.
+                    self.mobile_terminated(id, key, reason);
+                } else if let Some(notify) = notify {
                     notify(Terminated {
                         id: ActorId::from_u64(id),
                         reason: match reason {

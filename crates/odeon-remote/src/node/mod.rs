@@ -153,6 +153,15 @@ pub(crate) struct NodeInner {
     pub(crate) mobile_asks: Mutex<HashMap<u64, Pending>>,
     /// Moves this node was the source of, and messages it forwarded (`Metrics`).
     pub(crate) migration_stats: Arc<crate::metrics::MigrationStats>,
+    /// Where each of `mobile_asks` may be (design §3.3; `migration/binding.rs`).
+    pub(crate) ask_bindings: Mutex<HashMap<u64, crate::migration::binding::Binding>>,
+    /// Nodes declared lost while this node had mobile entries (a binding that names
+    /// one fails at once; a node not linked yet is not lost). One entry per lost
+    /// incarnation.
+    pub(crate) lost_nodes: Mutex<std::collections::HashSet<NodeId>>,
+    /// The largest sequence number a forgotten mobile entry had given out: a later
+    /// entry here numbers on from it (`migration/collect.rs`).
+    pub(crate) mobile_retired_seq: AtomicU64,
     /// This node, for callers that hold only `&self` (losing a peer).
     pub(crate) this: std::sync::Weak<NodeInner>,
 }

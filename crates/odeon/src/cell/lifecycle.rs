@@ -306,7 +306,9 @@ impl<A: Actor> Cell<A> {
                     if bits & KILL_REQUESTED != 0 {
                         route.kill(reason);
                     } else {
-                        route.stop(reason);
+                        // In mailbox order: the stub forwards what was sent before
+                        // this stop first, so the actor handles it before stopping.
+                        self.signal(move |_| route.stop(reason));
                     }
                 }
                 return;
@@ -353,8 +355,15 @@ impl<A: Actor> AnyCell for Cell<A> {
     }
 
     fn remove_link(&self, peer: ActorId) {
-        if let Some(c) = self.ctl.lock().as_mut() {
+        let route = {
+            let mut ctl = self.ctl.lock();
+            let Some(c) = ctl.as_mut() else { return };
             c.links.retain(|l| l.id() != peer);
+            self.moved_route(c)
+        };
+        // A moved actor's half of the link is a forwarded watch (`forward_link`).
+        if let Some(route) = route {
+            route.unwatch(link_key(peer));
         }
     }
 
@@ -364,12 +373,27 @@ impl<A: Actor> AnyCell for Cell<A> {
             let reason = ctl.as_ref().and_then(|c| c.final_reason.clone());
             return Err(reason.unwrap_or(StopReason::Normal));
         }
-        ctl.get_or_insert_with(Default::default).links.push(peer);
+        let c = ctl.get_or_insert_with(Default::default);
+        if let Some(route) = self.moved_route(c) {
+            // The actor moved (design §3.5): its failure reaches `peer` through a
+            // forwarded watch; `peer`'s failure reaches it through this stub, whose
+            // stop requests are forwarded.
+            drop(ctl);
+            forward_link(&*route, self.id, peer);
+            return Ok(());
+        }
+        c.links.push(peer);
         Ok(())
     }
 
     fn add_watcher(&self, watcher: ActorId, notify: Box<dyn FnOnce(Terminated) + Send>) {
         let mut ctl = self.ctl.lock();
+        if let Some(route) = ctl.as_ref().and_then(|c| self.moved_route(c)) {
+            // The actor moved: the watch goes to wherever it runs (design §3.5).
+            drop(ctl);
+            route.watch(watcher, notify);
+            return;
+        }
         if Cell::is_stopped(self) {
             let reason = ctl
                 .as_ref()
@@ -388,8 +412,51 @@ impl<A: Actor> AnyCell for Cell<A> {
     }
 
     fn remove_watcher(&self, watcher: ActorId) {
-        if let Some(c) = self.ctl.lock().as_mut() {
+        let route = {
+            let mut ctl = self.ctl.lock();
+            let Some(c) = ctl.as_mut() else { return };
             c.watchers.retain(|(w, _)| *w != watcher);
+            self.moved_route(c)
+        };
+        if let Some(route) = route {
+            route.unwatch(watcher);
         }
     }
+}
+
+impl<A: Actor> Cell<A> {
+    /// The route of a stub that is not retired, read under `ctl` (`MOVED` and the
+    /// route are set under it at commit).
+    fn moved_route(&self, c: &super::Control) -> Option<Arc<dyn crate::remote::Forward>> {
+        if self.flags.load(Ordering::Acquire) & (MOVED | STOPPED) == MOVED {
+            c.route.clone()
+        } else {
+            None
+        }
+    }
+}
+
+/// The moved actor `me`'s side of a link with the local `peer`: a watch through the
+/// route that stops the peer when the actor fails. Its key is the peer's id with the
+/// top bit flipped ([`link_key`]), so that it never collides with a watch the peer
+/// itself made (keyed by its id).
+pub(crate) fn forward_link(
+    route: &dyn crate::remote::Forward,
+    me: ActorId,
+    peer: Arc<dyn AnyCell>,
+) {
+    let key = link_key(peer.id());
+    route.watch(
+        key,
+        Box::new(move |t: Terminated| {
+            if t.reason.is_failure() {
+                peer.request_stop(StopReason::LinkFailed(me));
+            }
+        }),
+    );
+}
+
+/// The key of the forwarded watch that carries a link of a moved actor with `peer`.
+pub(crate) fn link_key(peer: ActorId) -> ActorId {
+    ActorId::from_u64(peer.as_u64() ^ (1 << 63))
 }

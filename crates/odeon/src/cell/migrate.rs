@@ -41,10 +41,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::turn::panic_message;
-use super::{
-    Cell, Extras, FREEZING, FROZEN, IDLE, KILL_REQUESTED, MOVED, Phase, STOP_REQUESTED, STOPPED,
-    THAWED, spawn,
-};
+use super::wake::{self, FreezeEnd};
+use super::{Cell, Extras, KILL_REQUESTED, MOVED, Phase, STOP_REQUESTED, STOPPED, spawn};
 use crate::mailbox::node::{Header, Kind};
 use crate::remote::{
     BirthId, Forward, FrozenActor, LocalOnly, MoveRequest, NotFrozen, Outgoing, Queued,
@@ -140,6 +138,19 @@ impl<A: Actor> Cell<A> {
         }
     }
 
+    /// The actor's birth identity as this cell knows it: an arrived actor's own, or
+    /// a stub's from its route. Cold: only `==` of two different local cells reads it.
+    #[cold]
+    pub(crate) fn birth_identity(&self) -> Option<BirthId> {
+        if let Some(m) = self.mobile() {
+            return Some(m.birth.clone());
+        }
+        if self.flags.load(Ordering::Acquire) & MOVED != 0 {
+            return self.route().and_then(|r| r.identity());
+        }
+        None
+    }
+
     fn route(&self) -> Option<Arc<dyn Forward>> {
         self.ctl.lock().as_ref().and_then(|c| c.route.clone())
     }
@@ -176,7 +187,7 @@ impl<A: Actor> Cell<A> {
         }
         let mv = mv.take()?;
         life.phase = Phase::Frozen;
-        self.wake.store(FREEZING, Ordering::Release);
+        wake::begin_freeze(&self.wake);
         let handle = FrozenActor::new(Box::new(Frozen {
             cell: self.arc(),
             stash: Vec::new(),
@@ -189,40 +200,17 @@ impl<A: Actor> Cell<A> {
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| mv.frozen(handle))) {
             tracing::warn!(actor = %self.id(), panic = %panic_message(&*p), "MoveRequest::frozen panicked");
         }
-        // AcqRel pairs with `hand_back`: on `THAWED` the transport's writes are visible.
-        match self
-            .wake
-            .compare_exchange(FREEZING, FROZEN, Ordering::AcqRel, Ordering::Acquire)
-        {
-            Ok(_) => Some(RunOutcome::Parked),
-            Err(_) => {
-                // Resumed or committed already: the next turn runs the new phase.
-                self.wake.store(IDLE, Ordering::Release);
-                Some(RunOutcome::Requeue)
-            }
+        match wake::end_freeze(&self.wake) {
+            FreezeEnd::Parked => Some(RunOutcome::Parked),
+            // Resumed or committed already: the next turn runs the new phase.
+            FreezeEnd::Requeue => Some(RunOutcome::Requeue),
         }
     }
 
     /// The transport gives the turn back (see the module docs).
     fn hand_back(&self) {
-        loop {
-            match self
-                .wake
-                .compare_exchange(FREEZING, THAWED, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return,
-                Err(FROZEN) => {
-                    if self
-                        .wake
-                        .compare_exchange(FROZEN, IDLE, Ordering::AcqRel, Ordering::Acquire)
-                        .is_ok()
-                    {
-                        self.schedule(Placement::Slot, false);
-                        return;
-                    }
-                }
-                Err(other) => unreachable!("wake state {other} while frozen"),
-            }
+        if wake::hand_back(&self.wake) {
+            self.schedule(Placement::Slot, false);
         }
     }
 
@@ -303,18 +291,23 @@ impl<A: Actor> Cell<A> {
     /// Retires a stub silently (shutdown, or no strong ref left): the actor did not
     /// stop, so watchers are not told and links are not failed.
     pub(super) fn retire_stub(&self) -> RunOutcome {
-        let (watchers, links) = {
+        let (watchers, links, route) = {
             let mut ctl = self.ctl.lock();
             self.flags.fetch_or(STOPPED, Ordering::AcqRel);
             match ctl.as_mut() {
+                // The route goes now, not when the cell is freed (a stopped cell may
+                // stay in its parent's list for a while): the transport learns at
+                // once that nothing here forwards any more. Nobody reads it after
+                // `STOPPED` (every reader checks that first, under `ctl`).
                 Some(c) => (
                     std::mem::take(&mut c.watchers),
                     std::mem::take(&mut c.links),
+                    c.route.take(),
                 ),
                 None => Default::default(),
             }
         };
-        drop((watchers, links));
+        drop((watchers, links, route));
         self.drain_stopped();
         // The actor was counted as gone at commit (`actor_stopped`); only the turn's
         // unit ends here.
@@ -552,26 +545,41 @@ impl<A: Actor> FrozenCell for Frozen<A> {
         }
         // The route, then `MOVED`, under `ctl`: a stop request either came before (it
         // is forwarded here) or finds `MOVED` (forwarded by `request`).
-        let pending_stop = {
+        let (pending_stop, watchers, links) = {
             let mut ctl = cell.ctl.lock();
             let c = ctl.get_or_insert_with(Default::default);
             c.route = Some(route.clone());
+            // Watches and links made here travel with the route (design §3.5): the
+            // stub keeps none, so retiring it silently loses nothing.
+            let watchers = std::mem::take(&mut c.watchers);
+            let links = std::mem::take(&mut c.links);
             let flags = cell.flags.fetch_or(MOVED, Ordering::AcqRel);
             let shutdown = matches!(c.stop_reason, Some(StopReason::Shutdown));
-            if flags & STOP_REQUESTED != 0 && !shutdown {
+            let pending_stop = if flags & STOP_REQUESTED != 0 && !shutdown {
                 cell.flags
                     .fetch_and(!(STOP_REQUESTED | KILL_REQUESTED), Ordering::AcqRel);
                 let reason = c.stop_reason.take().unwrap_or(StopReason::Normal);
                 Some((reason, flags & KILL_REQUESTED != 0))
             } else {
                 None
-            }
+            };
+            (pending_stop, watchers, links)
         };
+        for (key, notify) in watchers {
+            route.watch(key, notify);
+        }
+        for peer in links {
+            super::lifecycle::forward_link(&*route, cell.id(), peer);
+        }
         // The actor left this node: the system no longer waits for it to stop.
         cell.shared.actor_stopped();
         match pending_stop {
             Some((reason, true)) => route.kill(reason),
-            Some((reason, false)) => route.stop(reason),
+            // After what was pushed while frozen (the stub forwards it first).
+            Some((reason, false)) => {
+                let route = route.clone();
+                cell.signal(move |_| route.stop(reason));
+            }
             None => {}
         }
         cell.hand_back();

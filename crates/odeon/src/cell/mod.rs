@@ -39,6 +39,7 @@ mod observed;
 mod spawn;
 mod start;
 mod turn;
+mod wake;
 
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
@@ -181,7 +182,7 @@ pub(crate) struct Cell<A: Actor> {
     raw: AtomicPtr<Cell<A>>,
     pending: UnsafeCell<Option<PendingFuture>>,
     flags: AtomicU8,
-    wake: AtomicU8,
+    wake: crate::loom::AtomicU8,
     shared: Arc<Shared>,
     extras: Option<Box<Extras>>,
     life: UnsafeCell<Life<A>>,
@@ -370,27 +371,8 @@ impl<A: Actor> Cell<A> {
 
     /// Wakes a parked async turn (also used to make a stop request seen promptly).
     pub(crate) fn wake_turn(&self) {
-        let mut s = self.wake.load(Ordering::Acquire);
-        loop {
-            let next = match s {
-                PARKED => SCHEDULED,
-                RUNNING => NOTIFIED,
-                _ => return,
-            };
-            // AcqRel: pairs with the turn's CAS RUNNING -> PARKED, so the resumed turn
-            // sees what the waker's side did before waking.
-            match self
-                .wake
-                .compare_exchange(s, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => {
-                    if next == SCHEDULED {
-                        self.schedule(Placement::Slot, false);
-                    }
-                    return;
-                }
-                Err(actual) => s = actual,
-            }
+        if wake::wake(&self.wake) {
+            self.schedule(Placement::Slot, false);
         }
     }
 

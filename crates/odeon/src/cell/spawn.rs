@@ -176,7 +176,7 @@ pub(super) fn new_cell<A: Actor>(
         raw: AtomicPtr::new(std::ptr::null_mut()),
         pending: UnsafeCell::new(None),
         flags: AtomicU8::new(0),
-        wake: AtomicU8::new(IDLE),
+        wake: crate::loom::AtomicU8::new(IDLE),
         shared: shared.clone(),
         extras,
         life: UnsafeCell::new(Life {

@@ -247,14 +247,14 @@ impl Queue {
 
 /// A queue with its head beside it, for the tests: they do not care about lines.
 #[cfg(test)]
-struct TestQueue {
+pub(crate) struct TestQueue {
     head: Head,
     queue: Queue,
 }
 
 #[cfg(test)]
 impl TestQueue {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             head: Head::new(),
             queue: Queue::new(),
@@ -263,28 +263,28 @@ impl TestQueue {
 
     /// # Safety
     /// As for [`Queue::init`].
-    unsafe fn init(&self, marked_empty: bool) {
+    pub(crate) unsafe fn init(&self, marked_empty: bool) {
         // SAFETY: caller contract.
         unsafe { self.queue.init(&self.head, marked_empty) }
     }
 
     /// # Safety
     /// As for [`Queue::push`].
-    unsafe fn push(&self, node: NonNull<Link>) -> Push {
+    pub(crate) unsafe fn push(&self, node: NonNull<Link>) -> Push {
         // SAFETY: caller contract.
         unsafe { self.queue.push(&self.head, node) }
     }
 
     /// # Safety
     /// As for [`Queue::pop`].
-    unsafe fn pop(&self) -> Option<NonNull<Link>> {
+    pub(crate) unsafe fn pop(&self) -> Option<NonNull<Link>> {
         // SAFETY: caller contract.
         unsafe { self.queue.pop(&self.head) }
     }
 
     /// # Safety
     /// As for [`Queue::mark_empty`].
-    unsafe fn mark_empty(&self) -> bool {
+    pub(crate) unsafe fn mark_empty(&self) -> bool {
         // SAFETY: caller contract.
         unsafe { self.queue.mark_empty(&self.head) }
     }

@@ -35,9 +35,11 @@
 //! never reported stopped to its local watchers and never fails its links; it is
 //! collected silently when no strong ref to it is left.
 //!
-//! # Not done yet
+//! # Coming back
 //! An actor that comes back to a node with a live stub is installed in a new cell, not
-//! in the stub (design §2.3): local refs to the stub keep going through the route.
+//! in the stub: local refs to the stub keep going through the route, and they equal
+//! (and hash like) refs to the new cell when the route gives its
+//! [`Forward::identity`].
 
 use std::any::{Any, TypeId};
 use std::fmt;
@@ -112,6 +114,24 @@ pub trait Forward: Send + Sync + 'static {
     fn stop(&self, reason: StopReason);
     /// Someone on this node killed the actor.
     fn kill(&self, reason: StopReason);
+    /// Someone on this node watches the actor (through a local ref to the stub, or a
+    /// watch the actor had here before it moved): `notify` runs once when the actor
+    /// stops wherever it is. `key` cancels it ([`Forward::unwatch`]). The default
+    /// drops the watch (a transport that cannot reach the actor).
+    fn watch(&self, key: ActorId, notify: Box<dyn FnOnce(crate::Terminated) + Send>) {
+        let _ = (key, notify);
+    }
+    /// Cancels a watch made with [`Forward::watch`]. The default does nothing.
+    fn unwatch(&self, key: ActorId) {
+        let _ = key;
+    }
+    /// The actor's birth identity (design §2.1), if the transport knows it. Lets a
+    /// local ref to this stub equal (`==`) a local ref to the cell the actor came back
+    /// to on this node later (the two cells differ). `None` (the default): a stub
+    /// equals only refs to itself.
+    fn identity(&self) -> Option<BirthId> {
+        None
+    }
 }
 
 /// A message type in a snapshot that may not leave the node (design §2.4 (3)).
@@ -322,6 +342,34 @@ impl<A: MobileActor> Context<A> {
 }
 
 impl<A: MobileActor> ActorRef<A> {
+    /// For transports: the birth identity this node's cell knows for the actor: an
+    /// actor that moved here, or the stub one left (from its route's
+    /// [`Forward::identity`]). `None` for a remote ref and for an actor that never
+    /// moved (its birth identity is this node and its id).
+    ///
+    /// ```
+    /// # use std::any::Any;
+    /// # use odeon::remote::{BirthId, MobileActor, prepare};
+    /// # use odeon::{Actor, ActorId, RemoteActor, System};
+    /// # struct Counter;
+    /// # impl Actor for Counter {}
+    /// # impl RemoteActor for Counter {
+    /// #     const TYPE_NAME: &'static str = "demo.Counter";
+    /// #     fn interface() -> &'static (dyn Any + Send + Sync) { &() }
+    /// # }
+    /// # impl MobileActor for Counter {
+    /// #     fn mobility() -> &'static (dyn Any + Send + Sync) { &() }
+    /// # }
+    /// let system = System::new();
+    /// let birth = BirthId { node: "a".into(), incarnation: 1, id: ActorId::from_u64(7) };
+    /// let arrived = prepare(&system.handle(), Counter, birth.clone());
+    /// assert_eq!(arrived.actor_ref().birth_identity(), Some(birth));
+    /// assert_eq!(system.spawn(Counter).birth_identity(), None);
+    /// ```
+    pub fn birth_identity(&self) -> Option<BirthId> {
+        self.local().and_then(|cell| cell.birth_identity())
+    }
+
     /// For transports: freezes the actor between two messages, after every message
     /// sent to it before this call, and calls `request` back. For a remote ref the
     /// request is refused at once with [`NotFrozen::Remote`].

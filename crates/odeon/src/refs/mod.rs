@@ -374,7 +374,14 @@ impl<A: Actor> Drop for ActorRef<A> {
 impl<A: Actor> PartialEq for ActorRef<A> {
     fn eq(&self, other: &Self) -> bool {
         match (&self.target, &other.target) {
-            (Target::Local(a), Target::Local(b)) => Arc::ptr_eq(a, b),
+            // One cell per actor per node, except after a round trip: a stub the actor
+            // left here and the cell it came back to. Only different pointers pay for
+            // the identity check (design §2.3).
+            (Target::Local(a), Target::Local(b)) => {
+                Arc::ptr_eq(a, b)
+                    || a.birth_identity()
+                        .is_some_and(|x| b.birth_identity() == Some(x))
+            }
             (Target::Remote(a), Target::Remote(b)) => a.endpoint.address() == b.endpoint.address(),
             // Only an actor that moved here can equal a remote ref: compare its birth
             // identity with the endpoint's (design §2.3). Cold: the kinds differ.

@@ -426,6 +426,35 @@ pub fn stop_linked<A: Actor>(target: &ActorRef<A>, failed: ActorId) {
     }
 }
 
+/// Stops a local actor after the messages already in its mailbox: the request joins
+/// the mailbox and takes effect when the actor reaches it (then as
+/// [`ActorRef::stop`], with `reason`). For transports
+/// that forward a stop along the same path as messages, so that the messages a node
+/// sent before its stop are handled first.
+///
+/// ```
+/// use odeon::{Actor, Context, Handler, Message, StopReason, System};
+/// struct Count(u32);
+/// impl Actor for Count {}
+/// struct Add;
+/// impl Message for Add { type Reply = (); }
+/// impl Handler<Add> for Count {
+///     fn handle(&mut self, _: Add, _: &mut Context<Self>) { self.0 += 1; }
+/// }
+/// let system = System::new();
+/// let counter = system.spawn(Count(0));
+/// counter.tell(Add).unwrap();
+/// odeon::remote::stop_in_order(&counter, StopReason::Normal);
+/// // The message queued first is handled; then the actor stops.
+/// while counter.is_alive() { std::thread::yield_now(); }
+/// assert!(counter.tell(Add).is_err());
+/// ```
+pub fn stop_in_order<A: Actor>(target: &ActorRef<A>, reason: crate::StopReason) {
+    if let Some(cell) = target.local() {
+        cell.signal(move |cell| cell.request_stop(reason));
+    }
+}
+
 /// Cancels a watch made with [`watch_local`].
 pub fn unwatch_local<A: Actor>(target: &ActorRef<A>, key: ActorId) {
     if let Some(cell) = target.local() {

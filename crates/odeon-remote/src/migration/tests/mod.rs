@@ -7,7 +7,7 @@ mod sim;
 use sim::{Sim, Step, id};
 
 use crate::migration::entry::{MobileEntry, MoveFailed, Out, Place, Route};
-use crate::wire::{Traffic, WireMigrateRefusal, WireRef};
+use crate::wire::{QueuedMessage, Traffic, WireMigrateRefusal, WireRef};
 
 /// Delivers everything on `from -> to`, one frame at a time.
 fn drain(sim: &mut Sim, from: usize, to: usize) {
@@ -374,7 +374,7 @@ fn a_host_drops_a_numbered_message_not_newer_than_its_mark_and_fails_the_ask() {
     );
     assert!(matches!(
         &outs[..],
-        [Out::Send { frame: Traffic::AskAt { confirmed: true, .. }, .. }, Out::Straggler { seq: 2, .. }, Out::Send { to, frame: Traffic::Reply { request: 9, .. } }]
+        [Out::Straggler { seq: 2, .. }, Out::Send { to, frame: Traffic::Reply { request: 9, .. } }]
             if *to == id(1)
     ));
     assert!(matches!(
@@ -396,4 +396,101 @@ fn a_send_on_a_node_whose_route_is_dead_is_refused_with_the_message_back() {
     assert!(outs.iter().any(|o| matches!(o, Out::ActorLost)), "{outs:?}");
     let err = away.send("m".into(), vec![1], None).unwrap_err();
     assert_eq!((err.message.as_str(), &err.payload[..]), ("m", &[1][..]));
+}
+
+#[test]
+fn a_direct_ask_to_the_host_draws_no_ask_at_and_a_relayed_one_is_confirmed() {
+    let actor = WireRef {
+        node: id(0),
+        id: 1,
+        token: 5,
+        actor_type: "t".into(),
+    };
+    let mut host = MobileEntry::born(actor, [id(1), id(2)]);
+    let ask = |seq, request| Traffic::MAsk {
+        to: 5,
+        seq,
+        request,
+        message: "m".into(),
+        payload: vec![],
+    };
+    // Nothing moved: the asker's binding already names the host alone, so the host
+    // sends nothing back but the message into the mailbox.
+    for seq in 1..=3 {
+        let outs = host.receive(&id(1), ask(seq, seq));
+        assert!(matches!(&outs[..], [Out::Deliver(_)]), "{outs:?}");
+    }
+    // An ask relayed by a forwarder (two hops): its origin learns it arrived.
+    let relayed = QueuedMessage {
+        message: "m".into(),
+        payload: vec![],
+        origin: id(2),
+        seq: 1,
+        reply: Some((id(2), 7)),
+        hops: 2,
+    };
+    let outs = host.receive(
+        &id(1),
+        Traffic::Relay {
+            to: 5,
+            msg: relayed,
+        },
+    );
+    let frames: Vec<_> = outs
+        .iter()
+        .filter_map(|o| match o {
+            Out::Send { to, frame } => Some((to.clone(), frame.clone())),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(
+            &frames[..],
+            [(to, Traffic::AskAt { request: 7, hops: 2, confirmed: true, at })]
+                if *to == id(2) && *at == id(0)
+        ),
+        "{frames:?}"
+    );
+}
+
+#[test]
+fn hop_counters_wrap_instead_of_overflowing() {
+    let actor = WireRef {
+        node: id(0),
+        id: 1,
+        token: 5,
+        actor_type: "t".into(),
+    };
+    let mut fwd = MobileEntry::away(id(1), actor, [id(0), id(2)]);
+    fwd.exported = true;
+    let msg = QueuedMessage {
+        message: "m".into(),
+        payload: vec![],
+        origin: id(2),
+        seq: 1,
+        reply: Some((id(2), 7)),
+        hops: 255,
+    };
+    let outs = fwd.receive(&id(2), Traffic::Relay { to: 5, msg });
+    let relayed = outs.iter().find_map(|o| match o {
+        Out::Send {
+            frame: Traffic::Relay { msg, .. },
+            ..
+        } => Some(msg.hops),
+        _ => None,
+    });
+    assert_eq!(relayed, Some(0));
+    let reported = outs.iter().find_map(|o| match o {
+        Out::Send {
+            frame:
+                Traffic::AskAt {
+                    hops,
+                    confirmed: false,
+                    ..
+                },
+            ..
+        } => Some(*hops),
+        _ => None,
+    });
+    assert_eq!(reported, Some(0));
 }

@@ -1,0 +1,297 @@
+//! A region: a square of cells, its objects' refs, and the tick's resolution.
+
+use std::sync::Arc;
+
+use odeon::{Actor, ActorRef, Context, Handler, Message};
+
+use super::coordinator::{Coordinator, Done};
+use super::object::{ObjectActor, Step};
+use crate::rules::{self, CellSummary, Field, Intent, Obj, Origin};
+
+/// One object of the region: the state the region committed for it last, and its ref.
+pub(crate) struct Member {
+    obj: Obj,
+    actor: ActorRef<ObjectActor>,
+    /// New to this region (spawned, or moved in): its next `Step` carries the region's ref.
+    fresh: bool,
+}
+
+/// The eight regions around this one (the torus may make some, or all, the same
+/// region): a region sends exactly one [`Border`] to each slot per tick and expects
+/// exactly eight, so it knows when every emigrant has arrived.
+const NEIGHBOURS: usize = 8;
+
+pub(crate) struct Region {
+    field: Arc<Field>,
+    at: (u16, u16),
+    neighbours: Vec<((u16, u16), ActorRef<Region>)>,
+    coordinator: Option<ActorRef<Coordinator>>,
+    members: Vec<Member>,
+    tick: u64,
+    frame: bool,
+    reports: Vec<Option<(Obj, Intent)>>,
+    outstanding: usize,
+    resolved: bool,
+    next: Vec<Member>,
+    borders: usize,
+    /// Buffers reused from tick to tick (allocation showed in profiles).
+    scratch: Scratch,
+}
+
+#[derive(Default)]
+struct Scratch {
+    input: Vec<(usize, u64, u32)>,
+    pairs: Vec<(Obj, Intent)>,
+    actors: Vec<Option<ActorRef<ObjectActor>>>,
+    out: Vec<(Obj, Origin)>,
+    summaries: Vec<CellSummary>,
+}
+
+impl Region {
+    pub(crate) fn new(field: Arc<Field>, at: (u16, u16)) -> Self {
+        Region {
+            field,
+            at,
+            neighbours: Vec::new(),
+            coordinator: None,
+            members: Vec::new(),
+            tick: 0,
+            frame: false,
+            reports: Vec::new(),
+            outstanding: 0,
+            resolved: false,
+            next: Vec::new(),
+            borders: 0,
+            scratch: Scratch::default(),
+        }
+    }
+
+    fn local_cell(&self, o: &Obj) -> usize {
+        let r = self.field.region_side as usize;
+        (o.y as usize % r) * r + o.x as usize % r
+    }
+
+    /// Resolves every cell of the region once every object has reported, in cell
+    /// order and within a cell in id order, then hands emigrants to the neighbours.
+    fn resolve(&mut self, cx: &mut Context<Self>) {
+        let mut sc = std::mem::take(&mut self.scratch);
+        let (input, pairs, actors, out) =
+            (&mut sc.input, &mut sc.pairs, &mut sc.actors, &mut sc.out);
+        input.clear();
+        for (slot, r) in self.reports.iter().enumerate() {
+            if let Some((o, _)) = r {
+                input.push((self.field.cell(o.x, o.y), o.id, slot as u32));
+            }
+        }
+        input.sort_unstable();
+        pairs.clear();
+        pairs.extend(
+            input
+                .iter()
+                .filter_map(|&(_, _, s)| self.reports[s as usize]),
+        );
+        actors.clear();
+        actors.extend(self.members.drain(..).map(|m| Some(m.actor)));
+        let mut borders: Vec<Vec<Member>> = (0..NEIGHBOURS).map(|_| Vec::new()).collect();
+        let mut a = 0;
+        while a < pairs.len() {
+            let cell = input[a].0;
+            let b = a + input[a..].iter().take_while(|e| e.0 == cell).count();
+            out.clear();
+            rules::resolve_cell(&pairs[a..b], &self.field, self.tick, out);
+            for &(obj, origin) in out.iter() {
+                let actor = match origin {
+                    Origin::Survivor(i) => actors[input[a + i].2 as usize].take(),
+                    Origin::Born => Some(cx.system().spawn(ObjectActor {
+                        obj,
+                        field: self.field.clone(),
+                        region: None,
+                    })),
+                };
+                let Some(actor) = actor else { continue };
+                let to = self.field.region_of(obj.x, obj.y);
+                let fresh = origin == Origin::Born || to != self.at;
+                let member = Member { obj, actor, fresh };
+                if to == self.at {
+                    self.next.push(member);
+                } else if let Some(k) = self.neighbours.iter().position(|(at, _)| *at == to) {
+                    borders[k].push(member);
+                }
+            }
+            a = b;
+        }
+        // The objects that did not come out of their cell died: stop their actors.
+        for dead in actors.drain(..).flatten() {
+            dead.stop();
+        }
+        self.scratch = sc;
+        for (k, batch) in borders.into_iter().enumerate() {
+            let border = Border {
+                tick: self.tick,
+                members: batch,
+            };
+            if self.neighbours[k].1.tell(border).is_err() {
+                cx.fail("a neighbouring region stopped during the run");
+                return;
+            }
+        }
+        self.reports.clear();
+        self.resolved = true;
+        self.finish_if_done();
+    }
+
+    /// Ends the tick once this region resolved and all eight borders arrived.
+    fn finish_if_done(&mut self) {
+        if !self.resolved || self.borders < NEIGHBOURS {
+            return;
+        }
+        // Reset here, not at `Start`: all eight borders of the next tick may arrive
+        // before its `Start` does.
+        self.borders = 0;
+        self.resolved = false;
+        self.members = std::mem::take(&mut self.next);
+        let checksum = self
+            .members
+            .iter()
+            .map(|m| rules::obj_hash(&m.obj))
+            .fold(0, u64::wrapping_add);
+        let frame = self
+            .frame
+            .then(|| self.members.iter().map(|m| m.obj).collect());
+        let done = Done {
+            tick: self.tick,
+            checksum,
+            objects: self.members.len(),
+            frame,
+        };
+        if let Some(c) = &self.coordinator {
+            let _ = c.tell(done);
+        }
+    }
+}
+
+impl Actor for Region {}
+
+/// From the builder, once: the eight neighbours (with their coordinates), the
+/// coordinator and the region's initial objects.
+pub(crate) struct Wire {
+    pub(crate) neighbours: Vec<((u16, u16), ActorRef<Region>)>,
+    pub(crate) coordinator: ActorRef<Coordinator>,
+    pub(crate) objects: Vec<Obj>,
+}
+
+impl Message for Wire {
+    type Reply = ();
+}
+
+impl Handler<Wire> for Region {
+    fn handle(&mut self, msg: Wire, cx: &mut Context<Self>) {
+        self.neighbours = msg.neighbours;
+        self.coordinator = Some(msg.coordinator);
+        let system = cx.system();
+        self.members = msg
+            .objects
+            .into_iter()
+            .map(|obj| Member {
+                obj,
+                actor: system.spawn(ObjectActor {
+                    obj,
+                    field: self.field.clone(),
+                    region: None,
+                }),
+                fresh: true,
+            })
+            .collect();
+    }
+}
+
+/// From the coordinator: start `tick`.
+pub(crate) struct Start {
+    pub(crate) tick: u64,
+    pub(crate) frame: bool,
+}
+
+impl Message for Start {
+    type Reply = ();
+}
+
+impl Handler<Start> for Region {
+    fn handle(&mut self, msg: Start, cx: &mut Context<Self>) {
+        self.tick = msg.tick;
+        self.frame = msg.frame;
+        self.resolved = false;
+        let r = self.field.region_side as usize;
+        let mut summaries = std::mem::take(&mut self.scratch.summaries);
+        summaries.clear();
+        summaries.resize(r * r, CellSummary::default());
+        for m in &self.members {
+            summaries[self.local_cell(&m.obj)].add(&m.obj);
+        }
+        self.reports.clear();
+        self.reports.resize(self.members.len(), None);
+        self.outstanding = self.members.len();
+        let me = cx.myself();
+        for (slot, m) in self.members.iter_mut().enumerate() {
+            let local = (m.obj.y as usize % r) * r + m.obj.x as usize % r;
+            let step = Step {
+                tick: msg.tick,
+                slot: slot as u32,
+                state: m.obj,
+                summary: summaries[local],
+                region: std::mem::take(&mut m.fresh).then(|| me.clone()),
+            };
+            if m.actor.tell(step).is_err() {
+                cx.fail("an object stopped outside the rules");
+                return;
+            }
+        }
+        self.scratch.summaries = summaries;
+        if self.outstanding == 0 {
+            self.resolve(cx);
+        }
+    }
+}
+
+/// From an object: its state and intent for `tick`.
+pub(crate) struct Report {
+    pub(crate) tick: u64,
+    pub(crate) slot: u32,
+    pub(crate) obj: Obj,
+    pub(crate) intent: Intent,
+}
+
+impl Message for Report {
+    type Reply = ();
+}
+
+impl Handler<Report> for Region {
+    fn handle(&mut self, msg: Report, cx: &mut Context<Self>) {
+        debug_assert_eq!(msg.tick, self.tick);
+        self.reports[msg.slot as usize] = Some((msg.obj, msg.intent));
+        self.outstanding -= 1;
+        if self.outstanding == 0 {
+            self.resolve(cx);
+        }
+    }
+}
+
+/// From a neighbour (or itself, on a small torus): the objects that moved in at `tick`.
+/// May arrive before this region's own [`Start`] of that tick; it is kept apart from
+/// the members until the tick ends, so it never changes this tick's summaries.
+pub(crate) struct Border {
+    tick: u64,
+    members: Vec<Member>,
+}
+
+impl Message for Border {
+    type Reply = ();
+}
+
+impl Handler<Border> for Region {
+    fn handle(&mut self, msg: Border, _cx: &mut Context<Self>) {
+        debug_assert!(msg.tick == self.tick || msg.tick == self.tick + 1);
+        self.next.extend(msg.members);
+        self.borders += 1;
+        self.finish_if_done();
+    }
+}
