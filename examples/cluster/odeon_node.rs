@@ -25,6 +25,11 @@
 //! nodes reach this one at (required with `0.0.0.0`; a port of 0 means the bound port).
 //! Links (TCP) and gossip (UDP) share the bound port; open it for both. The first
 //! output line, `listening ADDR`, gives the advertised address.
+//!
+//! `--http ADDR` (for example `127.0.0.1:9464`) serves `GET /metrics` there in the
+//! Prometheus text format: the node's counters and odeon's own `odeon_*` metrics (the
+//! system is then built with `observe(true)`; `docs/observe.md` lists them). The
+//! second output line is then `metrics http://ADDR/metrics`, with the bound port.
 
 #[path = "../mobility/counter.rs"]
 mod counter;
@@ -43,12 +48,14 @@ use tally::{Add, Notices, Tally, Total, WatchIt, Watcher};
 const USAGE: &str = "\
 usage: odeon-node gen-secret
        odeon-node serve|probe|migrate --name N [--listen A] [--advertise A] [--seed A]...
+                                      [--http A]
 
   gen-secret  print a new cluster secret (give it to every node as ODEON_SECRET)
   serve       host `tally` and the mobile `counter`; run until SIGINT/SIGTERM
   probe       find `tally` through --seed, use it, watch it until its node is gone
   migrate     move `counter` here from wherever it runs, send it ten messages here,
-              move it back home, exit (live migration between two processes)";
+              move it back home, exit (live migration between two processes)
+  --http A    serve Prometheus metrics at http://A/metrics (e.g. 127.0.0.1:9464)";
 
 struct Args {
     mode: String,
@@ -56,6 +63,7 @@ struct Args {
     listen: SocketAddr,
     advertise: Option<SocketAddr>,
     seeds: Vec<SocketAddr>,
+    http: Option<SocketAddr>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -70,6 +78,7 @@ fn parse() -> Result<Args, String> {
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
         advertise: None,
         seeds: Vec::new(),
+        http: None,
     };
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -83,6 +92,7 @@ fn parse() -> Result<Args, String> {
             "--listen" => args.listen = addr()?,
             "--advertise" => args.advertise = Some(addr()?),
             "--seed" => args.seeds.push(addr()?),
+            "--http" => args.http = Some(addr()?),
             other => return Err(format!("unknown flag {other}")),
         }
     }
@@ -125,7 +135,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let system = System::new();
+    // Spans and metrics only when someone scrapes them.
+    let system = System::builder().observe(args.http.is_some()).build();
     let mut builder = Node::builder(args.name.clone())
         .listen(args.listen)
         .secret(secret)
@@ -139,6 +150,9 @@ fn main() -> ExitCode {
     for s in &args.seeds {
         builder = builder.seed(*s);
     }
+    if let Some(a) = args.http {
+        builder = builder.metrics_http(a);
+    }
     let node = match system.block_on(builder.start(&system.handle())) {
         Ok(n) => n,
         Err(e) => {
@@ -150,6 +164,9 @@ fn main() -> ExitCode {
         }
     };
     println!("listening {}", node.listen_addr());
+    if let Some(a) = node.metrics_http_addr() {
+        println!("metrics http://{a}/metrics");
+    }
     let code = match args.mode.as_str() {
         "serve" => serve(&system, node),
         "migrate" => migrate(&system, &node),

@@ -126,6 +126,11 @@
 //!   failure detection and a small replicated key-value state per node (chitchat's
 //!   gossip, every datagram authenticated with the cluster secret).
 //!
+//! - `observe`: [`NodeBuilder::metrics_http`] serves `GET /metrics` (Prometheus text
+//!   format) with the node's [`Metrics`] and whatever the `metrics` facade recorded;
+//!   the crate's `observe` feature adds odeon's own `odeon_*` metrics and
+//!   `odeon.handle` spans (then `SystemBuilder::observe(true)`; `docs/observe.md`).
+//!
 //! `wire`, `transport` and `membership` are public only for the fuzz targets and the
 //! benchmarks, and hidden from the documentation: they are internals, not a stable
 //! API, and may change in any release. What applications need from them is at the
@@ -157,6 +162,7 @@ pub mod metrics;
 // Not wired to links yet: see its docs.
 mod migration;
 mod node;
+mod observe;
 mod throttle;
 // Internal, hidden from the docs: public for fuzz/ and the benchmarks only.
 #[doc(hidden)]

@@ -93,6 +93,10 @@
 //!   far better than glibc's malloc. Needs a C compiler; without the feature nodes come
 //!   from the global allocator.
 //! - `serde`: `ActorRef<A>: Serialize + Deserialize`, for odeon-remote.
+//! - `observe` (off by default): an `odeon.handle` span per handled message and
+//!   `odeon_*` metrics through the `metrics` facade, once switched on with
+//!   `SystemBuilder::observe(true)` (module `observe`, `docs/observe.md`). Without the
+//!   feature none of it is compiled.
 //!
 //! The derive names the reply type in an attribute; without it, the reply is `()`:
 //!
@@ -121,6 +125,8 @@ mod cell;
 pub mod defaults;
 mod loom;
 mod mailbox;
+#[cfg(feature = "observe")]
+pub mod observe;
 mod refs;
 mod registry;
 mod scheduler;

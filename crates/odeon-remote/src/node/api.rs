@@ -87,6 +87,15 @@ pub enum NodeError {
     /// Membership (gossip) could not start.
     #[error("membership: {0}")]
     Membership(String),
+    /// The metrics endpoint's address ([`NodeBuilder::metrics_http`]) could not be
+    /// bound.
+    #[error("cannot serve metrics on {addr}: {source}")]
+    MetricsBind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
     /// Dialing a peer failed.
     #[error("cannot link to {addr}: {reason}")]
     Link {
@@ -157,6 +166,7 @@ pub struct NodeBuilder {
     spawnables: HashMap<&'static str, (SpawnFn, &'static Interface)>,
     mobiles: HashMap<&'static str, &'static Interface>,
     misconfigured: Vec<String>,
+    metrics_http: Option<SocketAddr>,
 }
 
 impl NodeBuilder {
@@ -313,13 +323,39 @@ impl NodeBuilder {
         self
     }
 
+    /// Serves `GET /metrics` at `addr` in the Prometheus text format: this node's
+    /// counters ([`Node::metrics`]) and everything recorded through the `metrics`
+    /// facade, which includes odeon's own `odeon_*` metrics when the system was built
+    /// with `SystemBuilder::observe(true)` (feature `observe` of this crate). Off unless
+    /// called; `start` fails with [`NodeError::MetricsBind`] if `addr` cannot be bound.
+    /// Port 0 picks a free port: [`Node::metrics_http_addr`] tells which.
+    ///
+    /// ```
+    /// use odeon_remote::{Node, Secret};
+    /// # let system = odeon::System::new();
+    /// let node = system
+    ///     .block_on(
+    ///         Node::builder("doc")
+    ///             .secret(Secret::new("a doc secret, 16+ bytes").unwrap())
+    ///             .metrics_http("127.0.0.1:0".parse().unwrap())
+    ///             .start(&system.handle()),
+    ///     )
+    ///     .unwrap();
+    /// assert!(node.metrics_http_addr().is_some());
+    /// ```
+    pub fn metrics_http(mut self, addr: SocketAddr) -> Self {
+        self.metrics_http = Some(addr);
+        self
+    }
+
     /// Binds the listener, links to the seeds and starts serving, on `system`'s I/O
     /// runtime.
     ///
     /// # Errors
-    /// [`NodeError`]: no secret, a bad name, an address that cannot be bound, an
-    /// unspecified bind address without an advertised one ([`NodeError::NoAdvertise`]),
-    /// or a seed that cannot be linked.
+    /// [`NodeError`]: no secret, a bad name, an address that cannot be bound (the
+    /// metrics endpoint's: [`NodeError::MetricsBind`]), an unspecified bind address
+    /// without an advertised one ([`NodeError::NoAdvertise`]), or a seed that cannot be
+    /// linked.
     pub async fn start(self, system: &SystemHandle) -> Result<Node, NodeError> {
         if let Some(why) = self.misconfigured.first() {
             return Err(NodeError::Config(why.clone()));
@@ -404,8 +440,21 @@ impl NodeBuilder {
             membership.stats().clone(),
             inner.migration_stats.clone(),
         );
+        let http = match self.metrics_http {
+            Some(addr) => Some(
+                crate::observe::MetricsServer::start(
+                    &io,
+                    addr,
+                    inner.me.to_string(),
+                    metrics.clone(),
+                )
+                .await?,
+            ),
+            None => None,
+        };
         let watching = io.spawn(follow_members(Arc::downgrade(&inner), events));
         let node = Node {
+            http,
             bound,
             inner,
             accepting: Mutex::new(Some(accepting)),
@@ -580,6 +629,8 @@ pub struct Node {
     watching: tokio::task::JoinHandle<()>,
     left: AtomicBool,
     metrics: Metrics,
+    /// The `GET /metrics` endpoint, if asked for; dropping it stops it.
+    http: Option<crate::observe::MetricsServer>,
 }
 
 impl std::fmt::Debug for NodeInner {
@@ -613,6 +664,7 @@ impl Node {
             spawnables: HashMap::new(),
             mobiles: HashMap::new(),
             misconfigured: Vec::new(),
+            metrics_http: None,
         }
     }
 
@@ -632,6 +684,12 @@ impl Node {
     /// given.
     pub fn listen_addr(&self) -> SocketAddr {
         self.inner.listen
+    }
+
+    /// Where [`NodeBuilder::metrics_http`] serves `GET /metrics`, if it was asked for
+    /// (with the port the OS chose for port 0).
+    pub fn metrics_http_addr(&self) -> Option<SocketAddr> {
+        self.http.as_ref().map(|h| h.addr())
     }
 
     /// The address the node is bound to (with the port the OS chose for port 0).

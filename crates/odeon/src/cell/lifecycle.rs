@@ -126,6 +126,11 @@ impl<A: Actor> Cell<A> {
         self.retire_state(&reason);
         // SAFETY: on the actor's turn; no other borrow of the context or life is live.
         unsafe { self.context() }.discard_stash();
+        // Before the stop is visible: `wait_stopped` then sees the count.
+        #[cfg(feature = "observe")]
+        if self.shared.config.observe {
+            crate::observe::stopped(std::any::type_name::<A>(), &reason);
+        }
         let (watchers, links) = {
             let mut ctl = self.ctl.lock();
             self.flags.fetch_or(STOPPED, Ordering::AcqRel);
@@ -267,6 +272,10 @@ impl<A: Actor> Cell<A> {
         life.phase = Phase::Running;
         // SAFETY: on the turn; no pending future.
         let (state, cx) = unsafe { self.state_and_context() };
+        #[cfg(feature = "observe")]
+        if self.shared.config.observe {
+            crate::observe::restarted(std::any::type_name::<A>());
+        }
         state.started(cx);
         // `on_start` runs on the turn's check after this signal (`cell/start.rs`).
         cx.request_start();

@@ -36,6 +36,8 @@
 
 mod lifecycle;
 mod migrate;
+#[cfg(feature = "observe")]
+mod observed;
 mod spawn;
 mod start;
 mod turn;

@@ -143,6 +143,10 @@ pub(crate) fn spawn<A: Actor>(
     // The runtime's own count, given back by the turn that stops the actor.
     let _ = Arc::into_raw(cell.clone());
     shared.actor_spawned();
+    #[cfg(feature = "observe")]
+    if shared.config.observe {
+        crate::observe::spawned(std::any::type_name::<A>());
+    }
     if shared.is_shutting_down() {
         stop_unstarted(&cell);
         return cell;

@@ -118,6 +118,10 @@ impl<A: Actor> Cell<A> {
                 }
             }
             if *handled >= budget {
+                #[cfg(feature = "observe")]
+                if self.shared.config.observe {
+                    crate::observe::budget_exhausted();
+                }
                 return RunOutcome::Requeue;
             }
             // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
@@ -158,6 +162,15 @@ impl<A: Actor> Cell<A> {
                     unsafe { self.life() }.held.push_back(node);
                     continue;
                 }
+            }
+            // Runtime signals (restarts, child events) are not messages of the actor.
+            #[cfg(feature = "observe")]
+            if self.shared.config.observe && vtable.kind != Kind::Signal {
+                // SAFETY: as for the delivery below.
+                if unsafe { self.deliver_observed(node, vtable) } {
+                    return self.park();
+                }
+                continue;
             }
             // SAFETY: the node came from this cell's mailbox or held queue and is of
             // this vtable's type; no borrow of state/context is live here.
@@ -312,7 +325,7 @@ impl<A: Actor> Cell<A> {
     }
 
     /// Polls the pending async handler. On `Ready` the actor's state is free again.
-    fn poll_pending(&self) -> Poll<()> {
+    pub(super) fn poll_pending(&self) -> Poll<()> {
         let waker = self.waker();
         let mut task_cx = std::task::Context::from_waker(&waker);
         // SAFETY: the pending future is owned by the turn; the state and context it

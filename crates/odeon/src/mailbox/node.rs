@@ -55,6 +55,9 @@ pub struct NodeVTable<A: Actor> {
     /// Message nodes only (`None` for signals): the erased views a migration needs
     /// (`cell/migrate.rs`). Static data; never touched on a send or a delivery.
     pub(crate) erased: Option<Erased<A>>,
+    /// The message's type name, for the `odeon.handle` span (`observe/`).
+    #[cfg(feature = "observe")]
+    pub(crate) message: fn() -> &'static str,
 }
 
 /// How a migration reads and moves a message node without knowing its type.
@@ -290,6 +293,8 @@ impl<A: Handler<M>, M: Message, P: ReplyPort<M::Reply>> SyncNodes<A, M, P> {
         discard: discard_message::<A, M, P>,
         kind: Kind::User,
         erased: erased::<A, M, P>(),
+        #[cfg(feature = "observe")]
+        message: std::any::type_name::<M>,
     };
 }
 
@@ -300,6 +305,8 @@ impl<A: Handler<M>, M: Message> NoticeNodes<A, M> {
         discard: discard_message::<A, M, ()>,
         kind: Kind::Notice,
         erased: erased::<A, M, ()>(),
+        #[cfg(feature = "observe")]
+        message: std::any::type_name::<M>,
     };
 }
 
@@ -315,6 +322,8 @@ impl<A: AsyncHandler<M>, M: Message, P: ReplyPort<M::Reply>> AsyncNodes<A, M, P>
         discard: discard_message::<A, M, P>,
         kind: Kind::User,
         erased: erased::<A, M, P>(),
+        #[cfg(feature = "observe")]
+        message: std::any::type_name::<M>,
     };
 }
 
@@ -325,6 +334,8 @@ impl<A: DeferredHandler<M>, M: Message, P: ReplyPort<M::Reply>> DeferredNodes<A,
         discard: discard_message::<A, M, P>,
         kind: Kind::User,
         erased: erased::<A, M, P>(),
+        #[cfg(feature = "observe")]
+        message: std::any::type_name::<M>,
     };
 }
 
@@ -386,6 +397,9 @@ impl<A: Actor, F: FnOnce(&Cell<A>) + Send + 'static> SignalNodes<A, F> {
         discard: discard_signal::<A, F>,
         kind: Kind::Signal,
         erased: None,
+        // Never read: signals get no span (`cell/turn.rs`).
+        #[cfg(feature = "observe")]
+        message: || "signal",
     };
 }
 

@@ -262,6 +262,10 @@ impl<R> Future for Ask<R> {
         if this.deadline_passed(cx) {
             this.rx = None;
             this.disarm();
+            #[cfg(feature = "observe")]
+            if crate::observe::process_on() {
+                crate::observe::count(crate::observe::ASKS_TIMED_OUT);
+            }
             return Poll::Ready(Err(AskError::Timeout(this.timeout)));
         }
         Poll::Pending

@@ -68,6 +68,10 @@ fn run(shared: &Arc<Shared>, parker: &Parker) {
             if now.duration_since(last[i].1) >= threshold {
                 if !w.stuck.swap(true, Ordering::AcqRel) {
                     tracing::debug!(worker = i, "worker stuck in one turn");
+                    #[cfg(feature = "observe")]
+                    if shared.config.observe {
+                        crate::observe::count(crate::observe::MONITOR_RESCUES);
+                    }
                 }
                 any_stuck = true;
             }
@@ -110,6 +114,10 @@ fn run(shared: &Arc<Shared>, parker: &Parker) {
             Decision::Set(n) if n != sched.active.load(Ordering::Acquire) => {
                 tracing::trace!(active = n, "throttle: workers taking shared work");
                 sched.set_active(n);
+                #[cfg(feature = "observe")]
+                if shared.config.observe {
+                    crate::observe::throttled(n);
+                }
                 n == sched.base
             }
             _ => false,

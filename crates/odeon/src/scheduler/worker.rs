@@ -218,7 +218,13 @@ impl WorkerCtx {
             let w = &sched.workers[i];
             loop {
                 match w.stealer.steal_batch_and_pop(&self.local) {
-                    Steal::Success(t) => return Some(t),
+                    Steal::Success(t) => {
+                        #[cfg(feature = "observe")]
+                        if crate::observe::process_on() {
+                            crate::observe::count(crate::observe::STEALS);
+                        }
+                        return Some(t);
+                    }
                     Steal::Empty => break,
                     Steal::Retry => {}
                 }
@@ -292,6 +298,10 @@ impl WorkerCtx {
 
     /// Parks until woken. Returns `false` on shutdown.
     fn park(&self, sched: &Scheduler, parker: &Parker) -> bool {
+        #[cfg(feature = "observe")]
+        if crate::observe::process_on() {
+            crate::observe::count(crate::observe::PARKS);
+        }
         sched.notify_quiet();
         if self.me(sched).spare {
             if sched

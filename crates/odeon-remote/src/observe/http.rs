@@ -1,0 +1,158 @@
+//! The HTTP side: one route, `GET /metrics`, one request per connection.
+//!
+//! Why no hyper or axum: neither is in odeon's dependency tree, and a scrape is one
+//! request whose answer is one page. A responder that reads the request head, answers
+//! and closes (`Connection: close`, which every Prometheus version handles) is a few
+//! dozen lines, and bounded: the head may be at most `MAX_HEAD` bytes and must arrive
+//! within `READ_TIMEOUT`, so a client that never finishes cannot hold a task for long.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::{Metrics, NodeError};
+
+/// The most bytes of request head read before giving up on a client.
+const MAX_HEAD: usize = 8 * 1024;
+/// How long a client has to send its request head.
+const READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A running endpoint; dropping it stops accepting (answers being written finish).
+#[derive(Debug)]
+pub(crate) struct MetricsServer {
+    addr: SocketAddr,
+    accepting: tokio::task::JoinHandle<()>,
+}
+
+impl MetricsServer {
+    /// Binds `addr` on the node's runtime and starts serving.
+    pub(crate) async fn start(
+        io: &tokio::runtime::Handle,
+        addr: SocketAddr,
+        node: String,
+        metrics: Metrics,
+    ) -> Result<Self, NodeError> {
+        super::install();
+        let listener = io
+            .spawn(async move { TcpListener::bind(addr).await })
+            .await
+            .map_err(|e| super::bind_error(addr, std::io::Error::other(e)))?
+            .map_err(|e| super::bind_error(addr, e))?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| super::bind_error(addr, e))?;
+        let page = Arc::new(move || super::page(&node, &metrics));
+        let accepting = io.spawn(accept_loop(listener, page));
+        tracing::info!(%bound, "serving GET /metrics");
+        Ok(Self {
+            addr: bound,
+            accepting,
+        })
+    }
+
+    /// The bound address (with the port the OS chose for port 0).
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for MetricsServer {
+    fn drop(&mut self) {
+        self.accepting.abort();
+    }
+}
+
+type Page = Arc<dyn Fn() -> String + Send + Sync>;
+
+async fn accept_loop(listener: TcpListener, page: Page) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                tokio::spawn(serve(stream, page.clone()));
+            }
+            Err(e) => {
+                // Out of descriptors and the like: wait a little instead of spinning.
+                tracing::debug!(error = %e, "metrics endpoint: accept failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+/// Answers one request and closes the connection.
+async fn serve(mut stream: TcpStream, page: Page) {
+    let head = match tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream)).await {
+        Ok(Some(head)) => head,
+        _ => return,
+    };
+    let (status, body) = match route(&head) {
+        Route::Metrics => ("200 OK", page()),
+        Route::NotFound => ("404 Not Found", "not found: try GET /metrics\n".to_owned()),
+        Route::BadMethod => ("405 Method Not Allowed", "only GET\n".to_owned()),
+    };
+    let response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    if let Err(e) = stream.write_all(response.as_bytes()).await {
+        tracing::debug!(error = %e, "metrics endpoint: write failed");
+    }
+    let _ = stream.shutdown().await;
+}
+
+/// Reads up to the blank line that ends a request head; `None` if the client closed
+/// first or sent more than `MAX_HEAD` bytes.
+async fn read_head(stream: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    loop {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if buf.windows(4).any(|w| w == b"\r\n\r\n") {
+            return Some(buf);
+        }
+        if buf.len() > MAX_HEAD {
+            return None;
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Route {
+    Metrics,
+    NotFound,
+    BadMethod,
+}
+
+fn route(head: &[u8]) -> Route {
+    let line = head.split(|&b| b == b'\r').next().unwrap_or_default();
+    let mut parts = line.split(|&b| b == b' ');
+    let (method, target) = (parts.next(), parts.next());
+    let path = target.map(|t| t.split(|&b| b == b'?').next().unwrap_or_default());
+    match (method, path) {
+        (Some(b"GET"), Some(b"/metrics")) => Route::Metrics,
+        (Some(b"GET"), _) => Route::NotFound,
+        _ => Route::BadMethod,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Route, route};
+
+    #[test]
+    fn only_get_metrics_is_served() {
+        assert_eq!(route(b"GET /metrics HTTP/1.1\r\n\r\n"), Route::Metrics);
+        assert_eq!(route(b"GET /metrics?x=1 HTTP/1.0\r\n\r\n"), Route::Metrics);
+        assert_eq!(route(b"GET / HTTP/1.1\r\n\r\n"), Route::NotFound);
+        assert_eq!(route(b"GET /metricsx HTTP/1.1\r\n\r\n"), Route::NotFound);
+        assert_eq!(route(b"POST /metrics HTTP/1.1\r\n\r\n"), Route::BadMethod);
+    }
+}

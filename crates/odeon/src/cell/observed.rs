@@ -1,0 +1,48 @@
+//! A delivery with its `odeon.handle` span and metrics (feature `observe`, switched on).
+//!
+//! Out of line and cold on purpose: the turn's hot loop keeps only the branch on the
+//! switch, with no guard object, drop flag or unwinding cleanup of its own for the span.
+//! (A guard local in the loop measured slower on Savina Counting with the switch off
+//! than this, on a loaded machine: `docs/observe.md`.)
+
+use std::ptr::NonNull;
+use std::sync::atomic::Ordering;
+
+use super::{Cell, RUNNING};
+use crate::Actor;
+use crate::mailbox::node::{Delivered, Header, NodeVTable};
+
+impl<A: Actor> Cell<A> {
+    /// Delivers `node` inside its span, timing the handler (for an async handler, up
+    /// to its first suspension). Returns `true` if an async handler is now pending
+    /// and the turn must park.
+    ///
+    /// # Safety
+    /// As for `vtable.deliver` in the turn: the node came from this cell's mailbox or
+    /// held queue, is of this vtable's type, and no borrow of state/context is live.
+    #[cold]
+    #[inline(never)]
+    pub(super) unsafe fn deliver_observed(
+        &self,
+        node: NonNull<Header<A>>,
+        vtable: &'static NodeVTable<A>,
+    ) -> bool {
+        // Dropped on return or unwind: span exited, time recorded.
+        let _handling = crate::observe::Handling::begin(
+            std::any::type_name::<A>(),
+            self.name(),
+            (vtable.message)(),
+        );
+        // SAFETY: caller contract.
+        match unsafe { (vtable.deliver)(node, self) } {
+            Delivered::Done => false,
+            Delivered::Suspended(fut) => {
+                // As the turn does for an unobserved delivery (`turn.rs`).
+                // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
+                unsafe { *self.pending.get() = Some(fut) };
+                self.wake.store(RUNNING, Ordering::Release);
+                self.poll_pending().is_pending()
+            }
+        }
+    }
+}

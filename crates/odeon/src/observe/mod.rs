@@ -1,0 +1,192 @@
+//! Spans and metrics (cargo feature `observe`, off by default; see `docs/observe.md`).
+//!
+//! **Without the feature** none of this module is compiled and every hook that calls
+//! it is behind `#[cfg(feature = "observe")]`: the default build contains no span, no
+//! metric, no extra field and no extra branch, so it is the same code as before the
+//! feature existed (free by construction, not by measurement).
+//!
+//! **With the feature but switched off** (`SystemBuilder::observe(false)`, the default)
+//! each hook costs one load of a flag that never changes (the system's config for the
+//! per-message hooks, a process-wide `AtomicBool` for the scheduler and ask hooks,
+//! which see no config) and one branch that always goes the same way.
+//!
+//! **Switched on**, each handled message gets an `odeon.handle` span (INFO level;
+//! fields `actor` = the actor's type name, `name` = its name if it was given one,
+//! `message` = the message's type name) and metrics go to whatever recorder the
+//! application installed through the [`metrics`] facade crate (none: they are
+//! dropped). The names, all prefixed `odeon_`, are the constants below.
+//!
+//! The facade is process-wide: the scheduler and ask counters record as soon as one
+//! system in the process was built with `observe(true)`.
+//!
+//! ```
+//! use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+//! use odeon::{Actor, Context, Handler, Message, System, observe};
+//!
+//! struct Greeter;
+//! impl Actor for Greeter {}
+//! struct Hello;
+//! impl Message for Hello {
+//!     type Reply = ();
+//! }
+//! impl Handler<Hello> for Greeter {
+//!     fn handle(&mut self, _: Hello, _: &mut Context<Self>) {}
+//! }
+//!
+//! // Any `metrics` recorder; here one that keeps the values for inspection.
+//! let recorder = DebuggingRecorder::new();
+//! let snapshotter = recorder.snapshotter();
+//! recorder.install().unwrap();
+//!
+//! let system = System::builder().observe(true).build();
+//! let greeter = system.spawn(Greeter);
+//! greeter.tell(Hello).unwrap();
+//! greeter.tell(Hello).unwrap();
+//! system.block_on(greeter.ask(Hello)).unwrap();
+//! // A stop discards what is still queued: the ask above made sure nothing is.
+//! let stopped = greeter.wait_stopped();
+//! greeter.stop();
+//! system.block_on(stopped);
+//!
+//! let handled: u64 = snapshotter
+//!     .snapshot()
+//!     .into_vec()
+//!     .into_iter()
+//!     .filter(|(k, ..)| k.key().name() == observe::MESSAGES_HANDLED)
+//!     .filter(|(k, ..)| k.key().labels().any(|l| l.value().ends_with("Greeter")))
+//!     .map(|(.., v)| match v {
+//!         DebugValue::Counter(n) => n,
+//!         _ => 0,
+//!     })
+//!     .sum();
+//! assert_eq!(handled, 3);
+//! ```
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Messages handled, per actor type (counter; label `actor`).
+pub const MESSAGES_HANDLED: &str = "odeon_messages_handled_total";
+/// Time inside the handler, per actor type (histogram, seconds; label `actor`). For an
+/// async handler, the part up to its first suspension.
+pub const HANDLER_SECONDS: &str = "odeon_handler_seconds";
+/// Actors spawned, per actor type (counter; label `actor`).
+pub const ACTORS_SPAWNED: &str = "odeon_actors_spawned_total";
+/// Actors stopped for good, per actor type (counter; labels `actor`, `reason`:
+/// `normal`, `unreferenced`, `panicked`, `failed`, `shutdown`, `killed` or `other`).
+pub const ACTORS_STOPPED: &str = "odeon_actors_stopped_total";
+/// Actors spawned minus actors stopped on this node, per actor type (gauge; label
+/// `actor`). An actor that migrated away is still counted where it was spawned.
+pub const ACTORS_ALIVE: &str = "odeon_actors_alive";
+/// Restarts by a supervisor, per actor type (counter; label `actor`).
+pub const RESTARTS: &str = "odeon_restarts_total";
+/// Asks that ended with `AskError::Timeout` (counter).
+pub const ASKS_TIMED_OUT: &str = "odeon_asks_timed_out_total";
+/// Tasks a worker stole from another worker's queue (counter).
+pub const STEALS: &str = "odeon_scheduler_steals_total";
+/// Times a worker thread parked for want of work (counter).
+pub const PARKS: &str = "odeon_scheduler_parks_total";
+/// Turns that ended because the actor used its whole budget with mail left (counter).
+pub const BUDGET_EXHAUSTED: &str = "odeon_scheduler_budget_exhausted_total";
+/// Workers the monitor found stuck in one turn and worked around (counter).
+pub const MONITOR_RESCUES: &str = "odeon_scheduler_monitor_rescues_total";
+/// Changes of the number of workers taking shared work (counter).
+pub const THROTTLE_DECISIONS: &str = "odeon_scheduler_throttle_decisions_total";
+/// Workers taking shared work after the last throttle decision (gauge).
+pub const ACTIVE_WORKERS: &str = "odeon_scheduler_active_workers";
+
+/// Set once a system with `observe(true)` is built: the switch of the hooks that see
+/// no system config (scheduler threads, asks).
+static PROCESS_ON: AtomicBool = AtomicBool::new(false);
+
+pub(crate) fn switch_on_process() {
+    PROCESS_ON.store(true, Ordering::Relaxed);
+}
+
+/// Whether the process-wide hooks record.
+#[inline(always)]
+pub(crate) fn process_on() -> bool {
+    PROCESS_ON.load(Ordering::Relaxed)
+}
+
+/// One handled message: its span stays entered until the handler returns, then the
+/// counter and the histogram are recorded.
+pub(crate) struct Handling {
+    _span: tracing::span::EnteredSpan,
+    actor: &'static str,
+    start: Instant,
+}
+
+impl Handling {
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn begin(actor: &'static str, name: Option<&str>, message: &'static str) -> Self {
+        let span =
+            tracing::info_span!("odeon.handle", actor, name = tracing::field::Empty, message);
+        if let Some(name) = name {
+            span.record("name", name);
+        }
+        Self {
+            _span: span.entered(),
+            actor,
+            start: Instant::now(),
+        }
+    }
+}
+
+impl Drop for Handling {
+    fn drop(&mut self) {
+        let took = self.start.elapsed();
+        metrics::counter!(MESSAGES_HANDLED, "actor" => self.actor).increment(1);
+        metrics::histogram!(HANDLER_SECONDS, "actor" => self.actor).record(took.as_secs_f64());
+    }
+}
+
+#[cold]
+#[inline(never)]
+pub(crate) fn spawned(actor: &'static str) {
+    metrics::counter!(ACTORS_SPAWNED, "actor" => actor).increment(1);
+    metrics::gauge!(ACTORS_ALIVE, "actor" => actor).increment(1.0);
+}
+
+#[cold]
+#[inline(never)]
+pub(crate) fn stopped(actor: &'static str, reason: &crate::StopReason) {
+    let reason = match reason {
+        crate::StopReason::Normal => "normal",
+        crate::StopReason::Unreferenced => "unreferenced",
+        crate::StopReason::Panicked(_) => "panicked",
+        crate::StopReason::Failed(_) => "failed",
+        crate::StopReason::Shutdown => "shutdown",
+        crate::StopReason::Killed => "killed",
+        _ => "other",
+    };
+    metrics::counter!(ACTORS_STOPPED, "actor" => actor, "reason" => reason).increment(1);
+    metrics::gauge!(ACTORS_ALIVE, "actor" => actor).decrement(1.0);
+}
+
+#[cold]
+#[inline(never)]
+pub(crate) fn restarted(actor: &'static str) {
+    metrics::counter!(RESTARTS, "actor" => actor).increment(1);
+}
+
+#[cold]
+#[inline(never)]
+pub(crate) fn budget_exhausted() {
+    metrics::counter!(BUDGET_EXHAUSTED).increment(1);
+}
+
+/// A process-wide event of the scheduler or of asks, by metric name.
+#[cold]
+#[inline(never)]
+pub(crate) fn count(name: &'static str) {
+    metrics::counter!(name).increment(1);
+}
+
+#[cold]
+#[inline(never)]
+pub(crate) fn throttled(active: usize) {
+    metrics::counter!(THROTTLE_DECISIONS).increment(1);
+    metrics::gauge!(ACTIVE_WORKERS).set(active as f64);
+}
