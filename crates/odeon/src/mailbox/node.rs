@@ -443,6 +443,8 @@ impl<A: Actor, F: FnOnce(&Cell<A>) -> Delivered + Send + 'static> TurnNodes<A, F
         discard: discard_signal::<A, F>,
         kind: Kind::Notice,
         erased: None,
+        #[cfg(feature = "observe")]
+        message: std::any::type_name::<F>,
     };
 }
 
