@@ -85,6 +85,14 @@
 //! ([`SystemBuilder::io_threads`]); [`SystemBuilder::io_handle`] puts them on the
 //! application's runtime instead (and its clock, paused in tests, drives the timers).
 //!
+//! ## Names, and beyond one process
+//! [`System::register`] and [`System::lookup`] find actors by name inside one system,
+//! with no node. Across processes and machines, the companion crate `odeon-remote`
+//! adds nodes: the same [`ActorRef`] reaches actors on other nodes, a cluster-wide
+//! registry (`Node::register`, `Node::lookup`), remote spawn, and mobile actors that
+//! move between nodes with no message lost. [`testkit`] has probes and a seeded,
+//! deterministic scheduler for tests.
+//!
 //! ## Features
 //! - `macros` (default): `#[derive(Message)]`, re-exported beside the trait, so that
 //!   `use odeon::Message;` brings both (as `use serde::Serialize;` does).
