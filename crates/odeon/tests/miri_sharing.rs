@@ -78,10 +78,7 @@ impl Handler<Revoke> for Log {
 fn batch_reservation_and_bestow_run_clean() {
     // One worker and no spares, as `miri_actor_paths`: crossbeam-epoch's stealing
     // path trips Stacked Borrows inside crossbeam itself, not in odeon.
-    let system = System::builder()
-        .workers(1)
-        .max_spare_workers(0)
-        .build();
+    let system = System::builder().workers(1).max_spare_workers(0).build();
     let log = system.spawn(Log::default());
 
     // A batch: handled back to back, its ask answered.
