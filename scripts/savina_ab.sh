@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Interleaved A/B of two savina-odeon binaries: N processes each per bench, 3 iterations
+# per process, the median of iterations 1-2 (iteration 0 is a warm-up) per process.
+N=${N:-10}
+for b in pingpong threadring counting fjthrput fjcreate chameneos big; do
+  for i in $(seq $N); do
+    for v in old new; do
+      /tmp/sav-$v $b --iterations 3 2>/dev/null | grep SAVINA-RESULT | sed 's/SAVINA-RESULT //' |
+        python3 -c "import sys,json; r=[json.loads(l) for l in sys.stdin]; ns=sorted(x['ns'] for x in r if x['iteration']>0 and x['valid']); print('$b $v', ns[0]/1e6 if ns else 'INVALID')"
+    done
+  done
+done
