@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Interleaved A/B of two savina-odeon binaries: N processes each per bench, 3 iterations
-# per process, the median of iterations 1-2 (iteration 0 is a warm-up) per process.
+# per process, the best of iterations 1-2 (iteration 0 is a warm-up) per process.
 # Usage: build savina-odeon at two commits, copy the binaries to /tmp/sav-old and
 # /tmp/sav-new, then `N=20 scripts/savina_ab.sh`. Prints one line per process:
 # benchmark, build, best of iterations 1-2 in ms (docs/bench/before-after-2026-11-27.md).
