@@ -99,6 +99,10 @@ impl std::fmt::Debug for Sim {
 
 impl Sim {
     /// A simulation with this seed, or with the one [`SEED_VAR`] forces.
+    ///
+    /// # Panics
+    /// If the OS refuses the I/O driver of the idle current-thread runtime that backs
+    /// [`SystemHandle::io`](crate::SystemHandle::io) in a simulation (it starts no thread).
     pub fn new(seed: u64) -> Self {
         Self::with_builder(seed, SystemBuilder::new())
     }
