@@ -148,6 +148,19 @@
 //! one from another CA, plaintext, garbage) is refused, logged and counted like any
 //! other. Certificate requirements: [`TlsConfig`]. Without TLS, links are plain
 //! TCP exactly as before.
+//!
+//! TLS is the crate's `tls` cargo feature, on by default. A build that does not want
+//! rustls (and ring's C and assembly) turns it off:
+//!
+//! ```toml
+//! odeon-remote = { version = "0.1", default-features = false }
+//! ```
+//!
+//! Then `NodeBuilder::tls`, `TlsConfig` and `TlsConfigError` do not exist: code that
+//! configures TLS is a compile error (`no method named tls`), never a node that
+//! silently runs in plaintext. Such a node speaks plain TCP and refuses a TLS peer
+//! (`HandshakeError::PeerUsesTls` on its side). Compression (zstd) is not
+//! optional: chitchat, the membership layer, depends on it.
 
 pub mod defaults;
 #[cfg(feature = "fuzzing")]
@@ -177,5 +190,7 @@ pub use migration::api::{
     Migration, Moved,
 };
 pub use node::{Node, NodeBuilder, NodeError, RegistryError, SpawnError, Spawnable};
-pub use transport::{Secret, TlsConfig, TlsConfigError};
+pub use transport::Secret;
+#[cfg(feature = "tls")]
+pub use transport::{TlsConfig, TlsConfigError};
 pub use wire::NodeId;

@@ -17,7 +17,9 @@ use crate::Metrics;
 use crate::defaults;
 use crate::interface::{Interface, decode_with, encode_with};
 use crate::membership::{MemberEvent, Membership, MembershipConfig};
-use crate::transport::{self, LinkConfig, Listener, Secret, TlsConfig};
+#[cfg(feature = "tls")]
+use crate::transport::TlsConfig;
+use crate::transport::{self, LinkConfig, Listener, Secret};
 use crate::wire::{self, NodeId, Traffic, WireRef};
 
 /// An actor type that other nodes may spawn here with [`Node::spawn_on`].
@@ -157,6 +159,7 @@ pub struct NodeBuilder {
     advertise: Option<SocketAddr>,
     secret: Option<Secret>,
     seeds: Vec<SocketAddr>,
+    #[cfg(feature = "tls")]
     tls: Option<TlsConfig>,
     gossip_interval: Duration,
     settings: Settings,
@@ -199,6 +202,12 @@ impl NodeBuilder {
 
     /// Mutual TLS on every link (see [`TlsConfig`] for the certificates it needs). The
     /// secret's SPAKE2 handshake still runs inside TLS.
+    ///
+    /// Only with the crate's `tls` feature (on by default). Without it this method and
+    /// [`TlsConfig`] do not exist, so a program that configures TLS fails to compile
+    /// instead of running in plaintext, and the node refuses TLS peers
+    /// (`HandshakeError::PeerUsesTls`).
+    #[cfg(feature = "tls")]
     pub fn tls(mut self, tls: TlsConfig) -> Self {
         self.tls = Some(tls);
         self
@@ -381,7 +390,10 @@ impl NodeBuilder {
         link.max_frame = self.max_frame;
         link.handshake_timeout = self.handshake_timeout;
         link.max_pending_handshakes = self.max_pending_handshakes;
-        link.tls = self.tls;
+        #[cfg(feature = "tls")]
+        {
+            link.tls = self.tls;
+        }
         let io = system.io();
         let (bind_me, bind_link, addr) = (me.clone(), link.clone(), self.listen);
         let listener = io
@@ -648,6 +660,7 @@ impl Node {
             advertise: None,
             secret: None,
             seeds: Vec::new(),
+            #[cfg(feature = "tls")]
             tls: None,
             gossip_interval: defaults::GOSSIP_INTERVAL,
             settings: Settings {

@@ -72,6 +72,7 @@
 pub mod handshake;
 mod secret;
 mod stream;
+#[cfg(feature = "tls")]
 pub mod tls;
 
 use std::net::SocketAddr;
@@ -89,6 +90,7 @@ use crate::wire::NodeId;
 pub use handshake::HandshakeError;
 pub use secret::Secret;
 pub use stream::{LinkReader, LinkWriter};
+#[cfg(feature = "tls")]
 pub use tls::{TlsConfig, TlsConfigError};
 
 /// How links are opened and bounded.
@@ -105,7 +107,9 @@ pub struct LinkConfig {
     /// The largest frame accepted from an authenticated peer. Unit: bytes.
     pub max_frame: usize,
     /// Mutual TLS under the handshake; `None` (the default) for plain TCP. Both ends of
-    /// a link must agree: a TLS node refuses a plaintext peer and vice versa.
+    /// a link must agree: a TLS node refuses a plaintext peer and vice versa. Only with
+    /// the `tls` feature.
+    #[cfg(feature = "tls")]
     pub tls: Option<TlsConfig>,
 }
 
@@ -117,11 +121,13 @@ impl LinkConfig {
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
             max_pending_handshakes: defaults::MAX_PENDING_HANDSHAKES,
             max_frame: defaults::MAX_FRAME,
+            #[cfg(feature = "tls")]
             tls: None,
         }
     }
 
     /// The same configuration with mutual TLS on (see [`tls`] for the certificates).
+    #[cfg(feature = "tls")]
     pub fn with_tls(mut self, tls: TlsConfig) -> Self {
         self.tls = Some(tls);
         self
@@ -309,10 +315,13 @@ async fn open_accepted(
 ) -> Result<Link, HandshakeError> {
     let deadline = config.handshake_timeout;
     let open = async {
+        #[cfg(feature = "tls")]
         let (read, write) = match &config.tls {
             None => stream::tcp(stream),
             Some(tls) => stream::tls(tls.accept(stream).await?),
         };
+        #[cfg(not(feature = "tls"))]
+        let (read, write) = stream::tcp(stream);
         // The deadline is the outer one; the handshake's own is only a backstop.
         handshake::accept(read, write, me, &config.secret, deadline, config.max_frame).await
     };
@@ -338,10 +347,13 @@ pub async fn connect(
         .map_err(|_| HandshakeError::Timeout(config.handshake_timeout))?
         .map_err(crate::wire::WireError::Io)?;
     let _ = stream.set_nodelay(true);
+    #[cfg(feature = "tls")]
     let (read, write) = match &config.tls {
         None => stream::tcp(stream),
         Some(tls) => stream::tls(tls.connect(stream, config.handshake_timeout).await?),
     };
+    #[cfg(not(feature = "tls"))]
+    let (read, write) = stream::tcp(stream);
     handshake::dial(
         read,
         write,

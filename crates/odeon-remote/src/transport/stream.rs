@@ -9,9 +9,12 @@ use std::io::IoSlice;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf, ReadHalf, WriteHalf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+#[cfg(feature = "tls")]
+use tokio::io::{ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+#[cfg(feature = "tls")]
 use tokio_rustls::TlsStream;
 
 /// The reading half of a link's connection (TCP, or TLS over TCP).
@@ -27,12 +30,14 @@ enum Reader {
     Tcp(OwnedReadHalf),
     // TLS has one state for both directions, so its halves share it behind tokio's
     // split lock; TCP halves need none.
+    #[cfg(feature = "tls")]
     Tls(ReadHalf<TlsStream<TcpStream>>),
 }
 
 #[derive(Debug)]
 enum Writer {
     Tcp(OwnedWriteHalf),
+    #[cfg(feature = "tls")]
     Tls(WriteHalf<TlsStream<TcpStream>>),
 }
 
@@ -43,6 +48,7 @@ pub(crate) fn tcp(stream: TcpStream) -> (LinkReader, LinkWriter) {
 }
 
 /// Splits an established TLS connection.
+#[cfg(feature = "tls")]
 pub(crate) fn tls(stream: TlsStream<TcpStream>) -> (LinkReader, LinkWriter) {
     let (r, w) = tokio::io::split(stream);
     (LinkReader(Reader::Tls(r)), LinkWriter(Writer::Tls(w)))
@@ -51,14 +57,22 @@ pub(crate) fn tls(stream: TlsStream<TcpStream>) -> (LinkReader, LinkWriter) {
 impl LinkReader {
     /// Whether the connection is encrypted with TLS.
     pub fn is_tls(&self) -> bool {
-        matches!(self.0, Reader::Tls(_))
+        match self.0 {
+            Reader::Tcp(_) => false,
+            #[cfg(feature = "tls")]
+            Reader::Tls(_) => true,
+        }
     }
 }
 
 impl LinkWriter {
     /// Whether the connection is encrypted with TLS.
     pub fn is_tls(&self) -> bool {
-        matches!(self.0, Writer::Tls(_))
+        match self.0 {
+            Writer::Tcp(_) => false,
+            #[cfg(feature = "tls")]
+            Writer::Tls(_) => true,
+        }
     }
 
     /// The TCP write half of a plaintext link, which any thread may write to without
@@ -66,6 +80,7 @@ impl LinkWriter {
     pub(crate) fn into_tcp(self) -> Result<OwnedWriteHalf, Self> {
         match self.0 {
             Writer::Tcp(w) => Ok(w),
+            #[cfg(feature = "tls")]
             other => Err(Self(other)),
         }
     }
@@ -79,6 +94,7 @@ impl AsyncRead for LinkReader {
     ) -> Poll<std::io::Result<()>> {
         match &mut self.get_mut().0 {
             Reader::Tcp(r) => Pin::new(r).poll_read(cx, buf),
+            #[cfg(feature = "tls")]
             Reader::Tls(r) => Pin::new(r).poll_read(cx, buf),
         }
     }
@@ -92,6 +108,7 @@ impl AsyncWrite for LinkWriter {
     ) -> Poll<std::io::Result<usize>> {
         match &mut self.get_mut().0 {
             Writer::Tcp(w) => Pin::new(w).poll_write(cx, buf),
+            #[cfg(feature = "tls")]
             Writer::Tls(w) => Pin::new(w).poll_write(cx, buf),
         }
     }
@@ -103,6 +120,7 @@ impl AsyncWrite for LinkWriter {
     ) -> Poll<std::io::Result<usize>> {
         match &mut self.get_mut().0 {
             Writer::Tcp(w) => Pin::new(w).poll_write_vectored(cx, bufs),
+            #[cfg(feature = "tls")]
             Writer::Tls(w) => Pin::new(w).poll_write_vectored(cx, bufs),
         }
     }
@@ -110,6 +128,7 @@ impl AsyncWrite for LinkWriter {
     fn is_write_vectored(&self) -> bool {
         match &self.0 {
             Writer::Tcp(w) => w.is_write_vectored(),
+            #[cfg(feature = "tls")]
             Writer::Tls(w) => w.is_write_vectored(),
         }
     }
@@ -117,6 +136,7 @@ impl AsyncWrite for LinkWriter {
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match &mut self.get_mut().0 {
             Writer::Tcp(w) => Pin::new(w).poll_flush(cx),
+            #[cfg(feature = "tls")]
             Writer::Tls(w) => Pin::new(w).poll_flush(cx),
         }
     }
@@ -124,6 +144,7 @@ impl AsyncWrite for LinkWriter {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match &mut self.get_mut().0 {
             Writer::Tcp(w) => Pin::new(w).poll_shutdown(cx),
+            #[cfg(feature = "tls")]
             Writer::Tls(w) => Pin::new(w).poll_shutdown(cx),
         }
     }
