@@ -159,7 +159,9 @@ pub use odeon_macros::Message;
 #[doc(hidden)]
 pub use refs::remote;
 pub use refs::remote::{MobileActor, RemoteActor};
-pub use refs::{ActorRef, Ask, AskError, Recipient, TellError, WaitStopped, WeakActorRef};
+pub use refs::{
+    ActorRef, Ask, AskError, DrainError, Recipient, TellError, WaitStopped, WeakActorRef,
+};
 pub use registry::RegistryError;
 pub use sharing::{
     Batch, BatchError, BestowError, Bestowed, BestowedAsk, Ended, Reservation, Reserve,

@@ -216,8 +216,12 @@ impl<A: Actor> Cell<A> {
             // `no_restart` either before (seen above) or after this.
             c.stop_reason = None;
         }
-        self.flags
-            .fetch_and(!(STOP_REQUESTED | KILL_REQUESTED), Ordering::AcqRel);
+        // A graceful stop that ends in a restart (a permanent child) ends the drain
+        // too: the new instance takes messages again.
+        self.flags.fetch_and(
+            !(STOP_REQUESTED | KILL_REQUESTED | super::DRAINING),
+            Ordering::AcqRel,
+        );
         drop(ctl);
         // SAFETY: on the actor's turn; no other borrow of `life` is live.
         if unsafe { self.life() }.phase == Phase::Failed {

@@ -128,7 +128,7 @@ impl<A: Actor> Cell<A> {
     #[cold]
     #[inline(never)]
     pub(super) fn refuse_or_pass<M: 'static>(&self) -> Result<(), Refused> {
-        if self.is_stopped() {
+        if self.is_stopped() || self.is_draining() {
             return Err(Refused::Stopped);
         }
         // `MOVED` was set after the route, under `ctl`, so the route is there.

@@ -34,6 +34,7 @@
 //! the freeze with a resume (the turn runs again here) or a commit (the cell becomes a
 //! forwarding *stub*: `MOVED` is set and `Phase::Moved` forwards what arrives).
 
+mod drain;
 mod lifecycle;
 mod migrate;
 #[cfg(feature = "observe")]
@@ -72,6 +73,10 @@ const KILL_REQUESTED: u8 = 4;
 /// The actor moved to another node: this cell is a stub that forwards (`migrate.rs`).
 /// Tested on the same load as `STOPPED` in `Cell::send`.
 const MOVED: u8 = 8;
+/// `ActorRef::stop_gracefully` was called: sends are refused from now on, and a stop
+/// signal queued behind everything already accepted stops the actor (`drain.rs`).
+/// Tested on the same load as `STOPPED` in `Cell::send`, so it costs senders nothing.
+const DRAINING: u8 = 16;
 
 const IDLE: u8 = 0;
 const RUNNING: u8 = 1;
@@ -279,9 +284,9 @@ impl<A: Actor> Cell<A> {
         M: Message,
         A: Handles<M, K>,
     {
-        // One load and one test for both: a stopped actor and a stub (whose cold path
-        // refuses types that cannot leave the node, `migrate.rs`).
-        if self.flags.load(Ordering::Acquire) & (STOPPED | MOVED) != 0 {
+        // One load and one test for all three: a stopped or draining actor and a stub
+        // (whose cold path refuses types that cannot leave the node, `migrate.rs`).
+        if self.flags.load(Ordering::Acquire) & (STOPPED | MOVED | DRAINING) != 0 {
             if let Err(refusal) = self.refuse_or_pass::<M>() {
                 return Err(refusal.with(msg));
             }
@@ -304,13 +309,18 @@ impl<A: Actor> Cell<A> {
         Ok(())
     }
 
-    /// Sends `msg` after a permit was already taken (awaitable send to a bounded mailbox).
-    pub(crate) fn send_with_permit<M, K>(&self, msg: M) -> Result<(), TellError<M>>
+    /// Sends `msg` (with a reply channel for asks) after a permit was already taken
+    /// (awaitable send or ask to a bounded mailbox).
+    pub(crate) fn send_with_permit<M, K>(
+        &self,
+        msg: M,
+        reply: Option<ReplyTo<M::Reply>>,
+    ) -> Result<(), TellError<M>>
     where
         M: Message,
         A: Handles<M, K>,
     {
-        if self.flags.load(Ordering::Acquire) & (STOPPED | MOVED) != 0 {
+        if self.flags.load(Ordering::Acquire) & (STOPPED | MOVED | DRAINING) != 0 {
             if let Err(refusal) = self.refuse_or_pass::<M>() {
                 if let Some(b) = self.bound() {
                     b.add_permits(1);
@@ -318,7 +328,12 @@ impl<A: Actor> Cell<A> {
                 return Err(refusal.with(msg));
             }
         }
-        self.push_node(message_node(A::__vtables().tell, msg, ()));
+        let vtables = A::__vtables();
+        let node = match reply {
+            Some(reply) => message_node(vtables.ask, msg, reply),
+            None => message_node(vtables.tell, msg, ()),
+        };
+        self.push_node(node);
         Ok(())
     }
 

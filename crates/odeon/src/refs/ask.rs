@@ -130,11 +130,18 @@ impl<R> Drop for ReplyTo<R> {
 #[must_use = "an ask does nothing useful unless its reply is awaited"]
 pub struct Ask<R> {
     rx: Option<oneshot::Receiver<Result<R, AskError>>>,
+    /// `ActorRef::ask_wait` on a full bounded mailbox: waits for room, then enqueues.
+    enqueue: Option<Enqueue>,
     early: Option<AskError>,
     timeout: Duration,
     timer: Timer,
     shared: Arc<Shared>,
 }
+
+/// Waiting for room in a bounded mailbox, then sending. In a `Mutex` only so that `Ask`
+/// stays `Sync` (the message need not be); it is only ever reached through `&mut`
+/// (`get_mut`), never locked.
+type Enqueue = std::sync::Mutex<Pin<Box<dyn Future<Output = Result<(), AskError>> + Send>>>;
 
 /// How an ask keeps its deadline.
 enum Timer {
@@ -171,6 +178,7 @@ pub(crate) fn pair<R>(shared: &Arc<Shared>) -> (ReplyTo<R>, Ask<R>) {
         ReplyTo { tx: Some(tx) },
         Ask {
             rx: Some(rx),
+            enqueue: None,
             early: None,
             timeout: shared.config.ask_timeout,
             timer: Timer::Unarmed,
@@ -183,11 +191,21 @@ impl<R> Ask<R> {
     pub(crate) fn failed(err: AskError, shared: &Arc<Shared>) -> Self {
         Ask {
             rx: None,
+            enqueue: None,
             early: Some(err),
             timeout: shared.config.ask_timeout,
             timer: Timer::Unarmed,
             shared: shared.clone(),
         }
+    }
+
+    /// This ask first waits for room (`ActorRef::ask_wait`): `enqueue` sends the message.
+    pub(crate) fn after(
+        mut self,
+        enqueue: impl Future<Output = Result<(), AskError>> + Send + 'static,
+    ) -> Self {
+        self.enqueue = Some(std::sync::Mutex::new(Box::pin(enqueue)));
+        self
     }
 
     /// Sets the deadline, counted from the first poll.
@@ -251,6 +269,20 @@ impl<R> Future for Ask<R> {
         if let Some(e) = this.early.take() {
             return Poll::Ready(Err(e));
         }
+        if let Some(enqueue) = this.enqueue.as_mut() {
+            let enqueue = enqueue.get_mut().unwrap_or_else(|e| e.into_inner());
+            match enqueue.as_mut().poll(cx) {
+                Poll::Ready(Ok(())) => this.enqueue = None,
+                Poll::Ready(Err(e)) => {
+                    this.enqueue = None;
+                    this.rx = None;
+                    this.disarm();
+                    return Poll::Ready(Err(e));
+                }
+                // Still waiting for room: the deadline below covers the wait too.
+                Poll::Pending => {}
+            }
+        }
         let Some(rx) = this.rx.as_mut() else {
             return Poll::Ready(Err(AskError::Stopped));
         };
@@ -261,6 +293,7 @@ impl<R> Future for Ask<R> {
         }
         if this.deadline_passed(cx) {
             this.rx = None;
+            this.enqueue = None;
             this.disarm();
             #[cfg(feature = "observe")]
             if crate::observe::process_on() {

@@ -80,3 +80,29 @@ impl<M> fmt::Display for TellError<M> {
 }
 
 impl<M> std::error::Error for TellError<M> {}
+
+/// Why [`ActorRef::stop_gracefully`](crate::ActorRef::stop_gracefully) could not start a
+/// drain.
+///
+/// ```
+/// use odeon::{Actor, DrainError, System};
+/// struct Idle;
+/// impl Actor for Idle {}
+///
+/// let system = System::new();
+/// let idle = system.spawn(Idle);
+/// idle.stop();
+/// system.block_on(idle.wait_stopped());
+/// assert_eq!(idle.stop_gracefully(), Err(DrainError::Stopped));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DrainError {
+    /// The actor had already stopped (or the system was shut down).
+    #[error("the actor has stopped")]
+    Stopped,
+    /// The actor is not on this node (a ref from another node, or an actor that moved
+    /// away): the wire carries only stop requests, so use `stop` or a stop message.
+    #[error("the actor is on another node; only a local actor can be drained")]
+    NotLocal,
+}

@@ -22,6 +22,7 @@ pub(crate) mod ask;
 pub(crate) mod deadline;
 mod error;
 mod mobile;
+mod outside;
 mod recipient;
 pub mod remote;
 #[cfg(feature = "serde")]
@@ -34,7 +35,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 pub use ask::{Ask, AskError};
-pub use error::TellError;
+pub use error::{DrainError, TellError};
 pub use recipient::Recipient;
 pub use wait::WaitStopped;
 
@@ -218,7 +219,7 @@ impl<A: Actor> ActorRef<A> {
         match bound.acquire().await {
             Ok(permit) => {
                 permit.forget();
-                cell.send_with_permit(msg)
+                cell.send_with_permit(msg, None)
             }
             Err(_) => Err(TellError::Stopped(msg)),
         }
@@ -227,6 +228,11 @@ impl<A: Actor> ActorRef<A> {
     /// Sends `msg` and returns a future of the reply. The future fails with an
     /// [`AskError`] if the actor stops or panics first, or after the system's ask
     /// timeout (change it per call with [`Ask::timeout`]).
+    ///
+    /// Like [`ActorRef::tell`], it never waits for room: on a full bounded mailbox the
+    /// message is not sent and the future fails at once with [`AskError::Full`]. To
+    /// wait for room instead (as [`ActorRef::send`] does for a tell), use
+    /// [`ActorRef::ask_wait`].
     pub fn ask<M, K>(&self, msg: M) -> Ask<M::Reply>
     where
         M: Message,
