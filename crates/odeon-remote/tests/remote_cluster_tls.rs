@@ -1,6 +1,6 @@
 //! Nodes with mutual TLS on: they link and talk when their certificates share the
 //! cluster CA, and a node with a certificate from another CA cannot join.
-
+#![cfg(feature = "tls")]
 #![allow(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 mod common;

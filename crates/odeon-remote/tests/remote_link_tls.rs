@@ -2,6 +2,7 @@
 //! cluster's CA *and* the cluster secret; every other peer (another CA, no certificate,
 //! plaintext, the wrong secret, silence) is refused, logged and counted while the
 //! listener keeps serving. Certificates are made at test time with rcgen.
+#![cfg(feature = "tls")]
 
 mod common;
 

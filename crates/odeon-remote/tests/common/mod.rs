@@ -7,6 +7,7 @@
     missing_debug_implementations
 )]
 
+#[cfg(feature = "tls")]
 pub mod certs;
 pub mod proxy;
 
@@ -232,6 +233,7 @@ pub fn eventually<T>(within: Duration, mut f: impl FnMut() -> Option<T>) -> Opti
     }
 }
 
+#[cfg(feature = "tls")]
 impl Member {
     /// A member whose links use mutual TLS with `tls`.
     pub fn start_tls(

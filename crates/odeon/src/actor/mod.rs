@@ -142,6 +142,43 @@ pub trait Actor: Send + Sized + 'static {
     }
 
     /// Runs last, with the reason the actor stopped. The state is dropped afterwards.
+    ///
+    /// This is also where an actor sees its own failure (kameo's `on_panic`, ractor's
+    /// `handle_supervisor_evt` for oneself): after a panic in a handler or a hook,
+    /// `stopping` and then `stopped` still run, on the state as the panic left it, with
+    /// [`StopReason::Panicked`] and the panic's message (a failure by
+    /// [`Context::fail`] gives [`StopReason::Failed`]). They cannot keep the actor
+    /// running: odeon offers no "continue after a panic" hook, because the panic may
+    /// have unwound out of the middle of a handler (invariants half-updated) or out of
+    /// an async handler's future, which cannot be polled again. Recovery is a
+    /// supervisor's restart, with fresh state behind the same `ActorRef`. Under
+    /// `panic = "abort"` nothing runs at all.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use odeon::{Actor, Context, Handler, Message, StopReason, System};
+    ///
+    /// struct Fragile { last_words: Arc<Mutex<Option<String>>> }
+    /// impl Actor for Fragile {
+    ///     fn stopped(&mut self, reason: &StopReason) {
+    ///         if let StopReason::Panicked(msg) = reason {
+    ///             *self.last_words.lock().unwrap() = Some(msg.clone()); // flush, report...
+    ///         }
+    ///     }
+    /// }
+    /// struct Break;
+    /// impl Message for Break { type Reply = (); }
+    /// impl Handler<Break> for Fragile {
+    ///     fn handle(&mut self, _: Break, _: &mut Context<Self>) { panic!("bad input") }
+    /// }
+    ///
+    /// let system = System::new();
+    /// let last_words = Arc::new(Mutex::new(None));
+    /// let f = system.spawn(Fragile { last_words: last_words.clone() });
+    /// f.tell(Break).unwrap();
+    /// assert!(system.block_on(f.wait_stopped()).is_failure());
+    /// assert_eq!(last_words.lock().unwrap().as_deref(), Some("bad input"));
+    /// ```
     fn stopped(&mut self, reason: &StopReason) {
         let _ = reason;
     }
