@@ -174,7 +174,8 @@ impl SystemBuilder {
     /// streams, but never the runtime, which the application keeps running and stops.
     ///
     /// The handle's clock then drives [`Context::send_after`](crate::Context::send_after)
-    /// and [`Context::send_interval`](crate::Context::send_interval), so a test runtime
+    /// and [`Context::send_interval`](crate::Context::send_interval) (and their
+    /// [`ActorRef`](crate::ActorRef) counterparts, armed from outside), so a test runtime
     /// with paused time (`tokio::time::pause`) controls them. Ask deadlines do not run
     /// on tokio time: they are kept by the system's monitor thread on the wall clock
     /// (see [`Ask`](crate::Ask)).
