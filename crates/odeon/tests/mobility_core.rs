@@ -581,6 +581,30 @@ fn moving_a_stub_again_is_refused_as_moved() {
     assert_eq!(again.recv().unwrap().unwrap_err(), NotFrozen::Moved);
 }
 
+/// Starts a drain of its own actor, then asks for a move in the same message.
+struct DrainThenMove(Box<dyn MoveRequest>);
+impl Message for DrainThenMove {
+    type Reply = ();
+}
+impl Handler<DrainThenMove> for Counter {
+    fn handle(&mut self, m: DrainThenMove, cx: &mut Context<Self>) {
+        cx.myself().stop_gracefully().unwrap();
+        cx.request_move(m.0);
+    }
+}
+
+#[test]
+fn a_draining_actor_refuses_to_move_and_stops_here() {
+    let system = new_system();
+    let log = Log::default();
+    let counter = system.spawn(Counter::new(&log));
+    let (req, frozen) = request();
+    counter.tell(DrainThenMove(req)).unwrap();
+    let answer = frozen.recv_timeout(std::time::Duration::from_secs(10));
+    assert_eq!(answer.unwrap().unwrap_err(), NotFrozen::Stopped);
+    assert_eq!(system.block_on(counter.wait_stopped()), StopReason::Normal);
+}
+
 #[test]
 fn a_move_request_to_a_stopped_actor_is_refused() {
     let system = new_system();

@@ -7,6 +7,9 @@
 //! A send that read the flags just before they changed may still land behind the
 //! signal: it is accepted, then dropped at the stop like any queued message (its ask
 //! fails with `Stopped`).
+//!
+//! A draining actor refuses to move (`NotFrozen::Stopped`, `migrate.rs`): the stop
+//! signal is a closure in this node's mailbox and cannot travel with it.
 
 use std::sync::atomic::Ordering;
 

@@ -172,7 +172,11 @@ impl<A: Actor> Cell<A> {
     pub(super) fn freeze(&self, mv: crate::cell::MoveGuard) -> Option<RunOutcome> {
         // SAFETY: on the actor's turn, between messages: no borrow of life or context.
         let (life, cx) = unsafe { (self.life(), self.context()) };
-        let refusal = if life.supervision.is_some() {
+        let refusal = if self.is_draining() {
+            // Stopping once the mailbox drains (`drain.rs`): the drain's stop signal
+            // cannot travel, so the actor stays and finishes here.
+            Some(NotFrozen::Stopped)
+        } else if life.supervision.is_some() {
             Some(NotFrozen::Supervised)
         } else if life.phase != Phase::Running {
             Some(NotFrozen::Failed)
