@@ -131,7 +131,8 @@ impl<R> Drop for ReplyTo<R> {
 pub struct Ask<R> {
     rx: Option<oneshot::Receiver<Result<R, AskError>>>,
     /// `ActorRef::ask_wait` on a full bounded mailbox: waits for room, then enqueues.
-    enqueue: Option<Enqueue>,
+    /// Boxed so that every other ask pays one pointer for it, not the future's slot.
+    enqueue: Option<Box<Enqueue>>,
     early: Option<AskError>,
     timeout: Duration,
     timer: Timer,
@@ -204,7 +205,7 @@ impl<R> Ask<R> {
         mut self,
         enqueue: impl Future<Output = Result<(), AskError>> + Send + 'static,
     ) -> Self {
-        self.enqueue = Some(std::sync::Mutex::new(Box::pin(enqueue)));
+        self.enqueue = Some(Box::new(std::sync::Mutex::new(Box::pin(enqueue))));
         self
     }
 

@@ -255,7 +255,8 @@ impl<A: Actor> ActorRef<A> {
     /// actor's children are stopped the same way, after its `stopping` hook.
     ///
     /// Returns at once; watch the actor (or poll [`ActorRef::is_alive`]) to learn when
-    /// it has stopped. Its reason is [`StopReason::Normal`].
+    /// it has stopped. Its reason is [`StopReason::Normal`]. To handle the queued
+    /// messages first, use [`ActorRef::stop_gracefully`].
     pub fn stop(&self) {
         match &self.target {
             Target::Local(cell) => cell.request_stop(StopReason::Normal),
