@@ -209,6 +209,31 @@ impl<R> Ask<R> {
         self
     }
 
+    /// Drives `ask_wait`'s wait for room; an error ends the ask. Out of line, and
+    /// `poll` and `deadline_passed` marked `#[inline]`: with the wait inline, `poll`
+    /// stopped being inlined into its callers (callgrind, 20,000 asks on a `Sim`:
+    /// +77 instructions per ask; now +8 over the code before `ask_wait`).
+    #[cold]
+    #[inline(never)]
+    fn poll_enqueue(&mut self, cx: &mut Context<'_>) -> Result<(), AskError> {
+        let Some(enqueue) = self.enqueue.as_mut() else {
+            return Ok(());
+        };
+        let enqueue = enqueue.get_mut().unwrap_or_else(|e| e.into_inner());
+        match enqueue.as_mut().poll(cx) {
+            Poll::Ready(Ok(())) => self.enqueue = None,
+            Poll::Ready(Err(e)) => {
+                self.enqueue = None;
+                self.rx = None;
+                self.disarm();
+                return Err(e);
+            }
+            // Still waiting for room: the caller's deadline covers the wait too.
+            Poll::Pending => {}
+        }
+        Ok(())
+    }
+
     /// Sets the deadline, counted from the first poll.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -232,6 +257,7 @@ impl<R> Ask<R> {
     }
 
     /// Whether the deadline has passed; otherwise `cx` is woken when it does.
+    #[inline]
     fn deadline_passed(&mut self, cx: &mut Context<'_>) -> bool {
         if let Timer::Unarmed = self.timer {
             let worker = self.shared.sched.current_worker();
@@ -265,23 +291,15 @@ impl<R> Ask<R> {
 impl<R> Future for Ask<R> {
     type Output = Result<R, AskError>;
 
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         if let Some(e) = this.early.take() {
             return Poll::Ready(Err(e));
         }
-        if let Some(enqueue) = this.enqueue.as_mut() {
-            let enqueue = enqueue.get_mut().unwrap_or_else(|e| e.into_inner());
-            match enqueue.as_mut().poll(cx) {
-                Poll::Ready(Ok(())) => this.enqueue = None,
-                Poll::Ready(Err(e)) => {
-                    this.enqueue = None;
-                    this.rx = None;
-                    this.disarm();
-                    return Poll::Ready(Err(e));
-                }
-                // Still waiting for room: the deadline below covers the wait too.
-                Poll::Pending => {}
+        if this.enqueue.is_some() {
+            if let Err(e) = this.poll_enqueue(cx) {
+                return Poll::Ready(Err(e));
             }
         }
         let Some(rx) = this.rx.as_mut() else {
