@@ -31,10 +31,12 @@ use super::entry::{MobileEntry, Place, Route};
 use crate::node::NodeInner;
 use crate::wire::{Traffic, WireRef};
 
-/// Whether `d`'s entry holds nothing another node or a hand-over still needs.
-fn collectable(d: &Driver) -> bool {
+/// Whether `d`'s entry holds nothing another node, a hand-over or a control of this
+/// node's still needs.
+fn collectable(mobile: &Mobile, d: &Driver) -> bool {
     let e = &d.entry;
     e.me != e.actor.node
+        && !d.retired
         && !e.exported
         && e.pins() == 0
         && d.moving.is_none()
@@ -45,32 +47,43 @@ fn collectable(d: &Driver) -> bool {
                 route: Route::Direct(_) | Route::Dead
             }
         )
+        && mobile.control.idle()
 }
 
 impl NodeInner {
     /// `Out::Collected`: no other node routes through this one. The node's own ref to
     /// the stub goes (local refs to it keep it alive as long as they need it).
     pub(crate) fn collected(&self, mobile: &Arc<Mobile>) {
-        tracing::debug!(token = mobile.token, "forwarding entry collected");
+        tracing::debug!(node = %self.me, token = mobile.token, "forwarding entry collected");
         let stub = mobile.local.lock().take();
         // Dropped outside the `local` lock: the last ref signals the cell.
         drop(stub);
     }
 
     /// After every transition of `mobile`'s entry, under its lock: forgets the entry
-    /// if it became collectable, or puts it back in the table if a frame made it
-    /// needed again after a concurrent check had removed it.
+    /// if it became collectable and nothing here uses it.
+    ///
+    /// A forgotten entry is never brought back: it released its pin at its route's
+    /// node, which may have forgotten the actor in turn, so its route may lead
+    /// nowhere. A frame that finds it retired goes to a fresh entry instead
+    /// ([`NodeInner::lock_live`]), which routes through the birth node.
     pub(crate) fn after_transition(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver) {
-        let now = collectable(d);
-        let was = mobile.collectable.swap(now, Ordering::AcqRel);
+        if d.retired {
+            return;
+        }
+        let now = collectable(mobile, d);
+        mobile.collectable.store(now, Ordering::Release);
         if now {
             self.forget_if_unused(mobile, d);
-        } else if was {
-            self.mobile
-                .lock()
-                .entry(mobile.token)
-                .or_insert_with(|| mobile.clone());
         }
+    }
+
+    /// `mobile`'s entry, locked, if it is still this node's entry for the actor;
+    /// `None` if it was forgotten while the caller waited for the lock (the caller
+    /// looks the token up again).
+    pub(crate) fn lock_live(mobile: &Mobile) -> Option<parking_lot::MutexGuard<'_, Driver>> {
+        let d = mobile.state.lock();
+        (!d.retired).then_some(d)
     }
 
     /// A local user of `mobile` (an endpoint, a stub's route) started.
@@ -101,7 +114,7 @@ impl NodeInner {
     /// a later entry here (numbering on from it, through the birth node) cannot
     /// overtake it and have it dropped as a straggler.
     fn forget_if_unused(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver) {
-        if !collectable(d) || mobile.users.load(Ordering::Acquire) != 0 {
+        if !collectable(mobile, d) || mobile.users.load(Ordering::Acquire) != 0 {
             return;
         }
         let drained = d.entry.seq_out == 0
@@ -125,10 +138,13 @@ impl NodeInner {
             {
                 return;
             }
+            // Before the removal, under the table's lock: a fresh entry is made under
+            // it too (`resolve_mobile`, `receive_offer`), and must number after this one.
+            self.mobile_retired_seq
+                .fetch_max(d.entry.seq_out, Ordering::AcqRel);
             table.remove(&mobile.token);
+            d.retired = true;
         }
-        self.mobile_retired_seq
-            .fetch_max(d.entry.seq_out, Ordering::AcqRel);
         if let Place::Away {
             route: Route::Direct(hop),
         } = &d.entry.place
@@ -141,7 +157,7 @@ impl NodeInner {
                 tracing::debug!(peer = %hop, error = %e, "unpin not sent");
             }
         }
-        tracing::debug!(token = mobile.token, "mobile entry forgotten");
+        tracing::debug!(node = %self.me, token = mobile.token, "mobile entry forgotten");
     }
 
     /// A fresh entry on this node for an actor born elsewhere: it routes to the birth
