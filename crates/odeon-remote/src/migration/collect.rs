@@ -9,9 +9,34 @@
 //!    retires it silently when the last one goes.
 //! 2. **The table entry**, once it is also unused here: no [`MobileEndpoint`] and no
 //!    stub route left ([`Mobile::users`]), a direct or dead route (no switch or
-//!    relocation buffering this node's own messages), no hand-over under way, and
-//!    never on the birth node (its entry is the actor's directory). The check runs
-//!    after every transition (under the entry's lock) and when the last user goes.
+//!    relocation buffering this node's own messages), no hand-over under way, no
+//!    control state (a watch made here waiting for the actor's `Terminated`, a
+//!    control waiting for the entry's lock: `ControlState::idle`), and never on the
+//!    birth node (its entry is the actor's directory). The check runs after every
+//!    transition (under the entry's lock) and when the last user goes.
+//!
+//! **A forgotten entry is retired for good** (`Driver::retired`, set under its lock
+//! as it leaves the table). Threads find entries in the table and only then take
+//! their lock, so one may hold an entry that was forgotten while it waited: a frame
+//! from a peer, or an offer that makes this node a move's target. Such an entry must
+//! not be used, let alone put back in the table: it released its pin at its route's
+//! node, which may then have forgotten the actor too, so its route can lead to a node
+//! with no entry (a drain's flush sent there is dropped, and the target never gets
+//! Ready: every move to this node timed out, forever; issue 14's stall). The thread
+//! looks the token up again ([`NodeInner::lock_live`]) and gets, or makes, a fresh
+//! entry, which routes through the birth node: that one never forgets the actor.
+//!
+//! # Why no frame reaches a forgotten entry
+//! Step 10's invariant: a node sends the actor's frames to a non-owner only while it
+//! holds a pin there, and releases the pin after its last frame to it, on the same
+//! link. Zero pins at F (`gc`) therefore means no message, flush or probe from
+//! anyone is still on its way to F, and none will be sent. Frames that need no pin
+//! are answered without the entry when it is gone: an offer makes a fresh entry (a
+//! move may come back to F at any time), a probe is answered `Gone`, and `Unpin`,
+//! `Reflush` and `Hint` to a node with no route need nothing. The local senders
+//! (endpoints, the stub) are counted in [`Mobile::users`]: the entry stays while any
+//! is left, and a new one can only start under the table's lock, where the removal
+//! checks the count again.
 //!
 //! An entry that sent numbered messages of its own first drains them: a flush
 //! through its route, acknowledged by the owner (see `forget_if_unused`). Forgetting
