@@ -56,9 +56,9 @@ use super::entry::{MobileEntry, Place, Route};
 use crate::node::NodeInner;
 use crate::wire::{Traffic, WireRef};
 
-/// Whether `d`'s entry holds nothing another node, a hand-over or a control of this
-/// node's still needs.
-fn collectable(mobile: &Mobile, d: &Driver) -> bool {
+/// Whether `d`'s entry holds nothing another node or a hand-over still needs (what
+/// this node's own users need is checked by `forget_if_unused`).
+fn collectable(d: &Driver) -> bool {
     let e = &d.entry;
     e.me != e.actor.node
         && !d.retired
@@ -72,7 +72,6 @@ fn collectable(mobile: &Mobile, d: &Driver) -> bool {
                 route: Route::Direct(_) | Route::Dead
             }
         )
-        && mobile.control.idle()
 }
 
 impl NodeInner {
@@ -96,7 +95,7 @@ impl NodeInner {
         if d.retired {
             return;
         }
-        let now = collectable(mobile, d);
+        let now = collectable(d);
         mobile.collectable.store(now, Ordering::Release);
         if now {
             self.forget_if_unused(mobile, d);
@@ -139,7 +138,10 @@ impl NodeInner {
     /// a later entry here (numbering on from it, through the birth node) cannot
     /// overtake it and have it dropped as a straggler.
     fn forget_if_unused(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver) {
-        if !collectable(mobile, d) || mobile.users.load(Ordering::Acquire) != 0 {
+        // Users first: a node that sends through the entry has one, and pays nothing
+        // more per send. A watch or a control that kept the entry is checked again at
+        // its next transition.
+        if !collectable(d) || mobile.users.load(Ordering::Acquire) != 0 || !mobile.control.idle() {
             return;
         }
         let drained = d.entry.seq_out == 0
