@@ -9,9 +9,34 @@
 //!    retires it silently when the last one goes.
 //! 2. **The table entry**, once it is also unused here: no [`MobileEndpoint`] and no
 //!    stub route left ([`Mobile::users`]), a direct or dead route (no switch or
-//!    relocation buffering this node's own messages), no hand-over under way, and
-//!    never on the birth node (its entry is the actor's directory). The check runs
-//!    after every transition (under the entry's lock) and when the last user goes.
+//!    relocation buffering this node's own messages), no hand-over under way, no
+//!    control state (a watch made here waiting for the actor's `Terminated`, a
+//!    control waiting for the entry's lock: `ControlState::idle`), and never on the
+//!    birth node (its entry is the actor's directory). The check runs after every
+//!    transition (under the entry's lock) and when the last user goes.
+//!
+//! **A forgotten entry is retired for good** (`Driver::retired`, set under its lock
+//! as it leaves the table). Threads find entries in the table and only then take
+//! their lock, so one may hold an entry that was forgotten while it waited: a frame
+//! from a peer, or an offer that makes this node a move's target. Such an entry must
+//! not be used, let alone put back in the table: it released its pin at its route's
+//! node, which may then have forgotten the actor too, so its route can lead to a node
+//! with no entry (a drain's flush sent there is dropped, and the target never gets
+//! Ready: every move to this node timed out, forever; issue 14's stall). The thread
+//! looks the token up again ([`NodeInner::lock_live`]) and gets, or makes, a fresh
+//! entry, which routes through the birth node: that one never forgets the actor.
+//!
+//! # Why no frame reaches a forgotten entry
+//! Step 10's invariant: a node sends the actor's frames to a non-owner only while it
+//! holds a pin there, and releases the pin after its last frame to it, on the same
+//! link. Zero pins at F (`gc`) therefore means no message, flush or probe from
+//! anyone is still on its way to F, and none will be sent. Frames that need no pin
+//! are answered without the entry when it is gone: an offer makes a fresh entry (a
+//! move may come back to F at any time), a probe is answered `Gone`, and `Unpin`,
+//! `Reflush` and `Hint` to a node with no route need nothing. The local senders
+//! (endpoints, the stub) are counted in [`Mobile::users`]: the entry stays while any
+//! is left, and a new one can only start under the table's lock, where the removal
+//! checks the count again.
 //!
 //! An entry that sent numbered messages of its own first drains them: a flush
 //! through its route, acknowledged by the owner (see `forget_if_unused`). Forgetting
@@ -31,10 +56,12 @@ use super::entry::{MobileEntry, Place, Route};
 use crate::node::NodeInner;
 use crate::wire::{Traffic, WireRef};
 
-/// Whether `d`'s entry holds nothing another node or a hand-over still needs.
+/// Whether `d`'s entry holds nothing another node or a hand-over still needs (what
+/// this node's own users need is checked by `forget_if_unused`).
 fn collectable(d: &Driver) -> bool {
     let e = &d.entry;
     e.me != e.actor.node
+        && !d.retired
         && !e.exported
         && e.pins() == 0
         && d.moving.is_none()
@@ -51,26 +78,36 @@ impl NodeInner {
     /// `Out::Collected`: no other node routes through this one. The node's own ref to
     /// the stub goes (local refs to it keep it alive as long as they need it).
     pub(crate) fn collected(&self, mobile: &Arc<Mobile>) {
-        tracing::debug!(token = mobile.token, "forwarding entry collected");
+        tracing::debug!(node = %self.me, token = mobile.token, "forwarding entry collected");
         let stub = mobile.local.lock().take();
         // Dropped outside the `local` lock: the last ref signals the cell.
         drop(stub);
     }
 
     /// After every transition of `mobile`'s entry, under its lock: forgets the entry
-    /// if it became collectable, or puts it back in the table if a frame made it
-    /// needed again after a concurrent check had removed it.
+    /// if it became collectable and nothing here uses it.
+    ///
+    /// A forgotten entry is never brought back: it released its pin at its route's
+    /// node, which may have forgotten the actor in turn, so its route may lead
+    /// nowhere. A frame that finds it retired goes to a fresh entry instead
+    /// ([`NodeInner::lock_live`]), which routes through the birth node.
     pub(crate) fn after_transition(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver) {
+        if d.retired {
+            return;
+        }
         let now = collectable(d);
-        let was = mobile.collectable.swap(now, Ordering::AcqRel);
+        mobile.collectable.store(now, Ordering::Release);
         if now {
             self.forget_if_unused(mobile, d);
-        } else if was {
-            self.mobile
-                .lock()
-                .entry(mobile.token)
-                .or_insert_with(|| mobile.clone());
         }
+    }
+
+    /// `mobile`'s entry, locked, if it is still this node's entry for the actor;
+    /// `None` if it was forgotten while the caller waited for the lock (the caller
+    /// looks the token up again).
+    pub(crate) fn lock_live(mobile: &Mobile) -> Option<parking_lot::MutexGuard<'_, Driver>> {
+        let d = mobile.state.lock();
+        (!d.retired).then_some(d)
     }
 
     /// A local user of `mobile` (an endpoint, a stub's route) started.
@@ -101,7 +138,10 @@ impl NodeInner {
     /// a later entry here (numbering on from it, through the birth node) cannot
     /// overtake it and have it dropped as a straggler.
     fn forget_if_unused(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver) {
-        if !collectable(d) || mobile.users.load(Ordering::Acquire) != 0 {
+        // Users first: a node that sends through the entry has one, and pays nothing
+        // more per send. A watch or a control that kept the entry is checked again at
+        // its next transition.
+        if !collectable(d) || mobile.users.load(Ordering::Acquire) != 0 || !mobile.control.idle() {
             return;
         }
         let drained = d.entry.seq_out == 0
@@ -125,10 +165,13 @@ impl NodeInner {
             {
                 return;
             }
+            // Before the removal, under the table's lock: a fresh entry is made under
+            // it too (`resolve_mobile`, `receive_offer`), and must number after this one.
+            self.mobile_retired_seq
+                .fetch_max(d.entry.seq_out, Ordering::AcqRel);
             table.remove(&mobile.token);
+            d.retired = true;
         }
-        self.mobile_retired_seq
-            .fetch_max(d.entry.seq_out, Ordering::AcqRel);
         if let Place::Away {
             route: Route::Direct(hop),
         } = &d.entry.place
@@ -141,7 +184,7 @@ impl NodeInner {
                 tracing::debug!(peer = %hop, error = %e, "unpin not sent");
             }
         }
-        tracing::debug!(token = mobile.token, "mobile entry forgotten");
+        tracing::debug!(node = %self.me, token = mobile.token, "mobile entry forgotten");
     }
 
     /// A fresh entry on this node for an actor born elsewhere: it routes to the birth

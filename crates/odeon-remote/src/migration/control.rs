@@ -125,6 +125,20 @@ pub(crate) struct ControlState {
     pub(crate) epoch: AtomicU32,
 }
 
+impl ControlState {
+    /// Whether nothing here still needs this node's entry: no watch made here waits
+    /// for the actor's end (its `Terminated` finds the watch through the entry), no
+    /// watcher or link is kept for the actor hosted here, and no control waits for
+    /// the entry's lock. An entry that is not idle is not forgotten (`collect.rs`).
+    pub(crate) fn idle(&self) -> bool {
+        self.watches.lock().is_empty()
+            && self.watchers.lock().is_empty()
+            && self.links.lock().is_empty()
+            && self.armed.lock().is_none()
+            && self.deferred.lock().is_empty()
+    }
+}
+
 /// Watchers and links as they travel in an offer.
 pub(crate) type Attached = (Vec<(NodeId, u64)>, Vec<(NodeId, u64)>);
 

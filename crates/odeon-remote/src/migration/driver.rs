@@ -75,6 +75,11 @@ pub(crate) struct Driver {
     /// `seq_out` when this node last flushed its route to forget the entry
     /// (`collect.rs`).
     pub(crate) flushed_at: Option<u64>,
+    /// The entry was forgotten (`collect.rs`): it left the table and released its pin
+    /// at its route's node, so its route may lead to a node that forgot the actor too.
+    /// A thread that found it in a table before that finds it retired once it holds
+    /// the lock, and looks the token up again ([`NodeInner::lock_live`]).
+    pub(crate) retired: bool,
 }
 
 /// The source's side of a move the driver is carrying out.
@@ -125,6 +130,7 @@ impl Mobile {
                 moving: None,
                 arriving: None,
                 flushed_at: None,
+                retired: false,
             }),
             control: Default::default(),
             users: AtomicUsize::new(0),
@@ -263,6 +269,8 @@ impl NodeInner {
                 if d.arriving.as_ref().is_some_and(|(m, _)| *m == migration) {
                     d.arriving = None;
                 }
+                // The watchers and links the offer shipped stay with the source.
+                let _ = (mobile.control.incoming.lock()).take_if(|(m, _)| *m == migration);
                 self.forget_migration(mobile, migration);
             }
             Out::Collected => self.collected(mobile),

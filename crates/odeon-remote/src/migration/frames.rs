@@ -149,7 +149,10 @@ impl NodeInner {
         let all: Vec<Arc<Mobile>> = self.mobile.lock().values().cloned().collect();
         for mobile in all {
             {
-                let mut d = mobile.state.lock();
+                // A forgotten entry routes nowhere: nothing to relocate.
+                let Some(mut d) = NodeInner::lock_live(&mobile) else {
+                    continue;
+                };
                 let outs = d.entry.node_lost(lost);
                 self.perform(&mobile, &mut d, outs);
             }
@@ -167,7 +170,7 @@ impl NodeInner {
                 .get(&(peer.id.clone(), migration))
                 .cloned()
         };
-        let mobile = match &frame {
+        let lookup = match &frame {
             Traffic::MigrateOffer { .. } => return self.receive_offer(peer, frame),
             Traffic::MTell { to, .. }
             | Traffic::MAsk { to, .. }
@@ -179,11 +182,11 @@ impl NodeInner {
             | Traffic::Unpin { to }
             | Traffic::Reflush { to, .. }
             | Traffic::Locate { to, .. }
-            | Traffic::Located { to, .. } => by_token(*to),
+            | Traffic::Located { to, .. } => Lookup::Token(*to),
             Traffic::MigrateReady { migration }
             | Traffic::MigrateRefused { migration, .. }
             | Traffic::MigrateCommit { migration, .. }
-            | Traffic::MigrateAbort { migration } => by_move(*migration),
+            | Traffic::MigrateAbort { migration } => Lookup::Move(*migration),
             // Ask and watch bindings (§3.3, §3.5): the node's tables, not an entry's.
             Traffic::AskAt {
                 request,
@@ -203,43 +206,60 @@ impl NodeInner {
                 return;
             }
         };
-        let Some(mobile) = mobile else {
-            match frame {
-                // A relocation probe to a node that forgot the actor (or never knew
-                // it): no copy this way. Unanswered, the prober would wait for this
-                // node's loss (step 11).
-                Traffic::Locate { to, nonce, .. } => {
-                    let _ = peer.send(&Traffic::Gone {
-                        to,
-                        nonce,
-                        via: self.me.clone(),
-                    });
-                }
-                // Releases of pins this node no longer keeps: nothing to do.
-                Traffic::Unpin { .. } | Traffic::Reflush { .. } => {}
-                Traffic::MAsk { request, .. } => {
-                    tracing::warn!(peer = %peer.id, "mobile ask for no entry here");
-                    let _ = peer.send(&Traffic::Reply {
-                        request,
-                        outcome: Outcome::Failed(WireFailure::Stopped),
-                    });
-                }
-                frame => {
-                    tracing::warn!(peer = %peer.id, frame = ?frame, "mobility frame for no entry here");
-                }
+        // An entry forgotten while this thread waited for its lock is not the node's
+        // any more (`collect.rs`): look again.
+        loop {
+            let found = match lookup {
+                Lookup::Token(to) => by_token(to),
+                Lookup::Move(migration) => by_move(migration),
+            };
+            let Some(mobile) = found else {
+                return self.no_entry(peer, frame);
+            };
+            let Some(mut guard) = NodeInner::lock_live(&mobile) else {
+                continue;
+            };
+            let d = &mut *guard;
+            if matches!(frame, Traffic::MigrateReady { .. })
+                && let Some(m) = d.moving.as_mut()
+                && let super::entry::Place::Frozen(f) = &d.entry.place
+            {
+                m.held = f.held.len();
             }
+            let outs = d.entry.receive(&peer.id, frame);
+            self.perform(&mobile, d, outs);
             return;
-        };
-        let mut guard = mobile.state.lock();
-        let d = &mut *guard;
-        if matches!(frame, Traffic::MigrateReady { .. })
-            && let Some(m) = d.moving.as_mut()
-            && let super::entry::Place::Frozen(f) = &d.entry.place
-        {
-            m.held = f.held.len();
         }
-        let outs = d.entry.receive(&peer.id, frame);
-        self.perform(&mobile, d, outs);
+    }
+
+    /// A mobility frame for an actor this node keeps no entry for.
+    fn no_entry(&self, peer: &Arc<Peer>, frame: Traffic<'_>) {
+        match frame {
+            // A relocation probe to a node that forgot the actor (or never knew it): no
+            // copy this way. Unanswered, the prober would wait for this node's loss
+            // (step 11).
+            Traffic::Locate { to, nonce, .. } => {
+                let _ = peer.send(&Traffic::Gone {
+                    to,
+                    nonce,
+                    via: self.me.clone(),
+                });
+            }
+            // Releases of pins this node no longer keeps, and a hint to switch a route
+            // this node no longer has (the birth node pins its senders at first
+            // contact and hints them at each commit): nothing to do.
+            Traffic::Unpin { .. } | Traffic::Reflush { .. } | Traffic::Hint { .. } => {}
+            Traffic::MAsk { request, .. } => {
+                tracing::warn!(peer = %peer.id, "mobile ask for no entry here");
+                let _ = peer.send(&Traffic::Reply {
+                    request,
+                    outcome: Outcome::Failed(WireFailure::Stopped),
+                });
+            }
+            frame => {
+                tracing::warn!(peer = %peer.id, frame = ?frame, "mobility frame for no entry here");
+            }
+        }
     }
 
     /// Step 3's checks, which the entry leaves to its driver: the type, the token and
@@ -277,22 +297,40 @@ impl NodeInner {
             Err(e) => return refuse(WireMigrateRefusal::Decode(e)),
         };
         let actor = actor.clone();
-        let mobile = self
-            .mobile
-            .lock()
-            .entry(actor.token)
-            .or_insert_with(|| {
-                let entry = self.fresh_away(&actor, self.peer_ids());
-                Mobile::new(entry, interface, mobility, None)
-            })
-            .clone();
-        *mobile.control.incoming.lock() = Some((migration, (watchers.clone(), links.clone())));
-        let mut d = mobile.state.lock();
-        d.arriving = Some((migration, decoded));
-        self.migrations
-            .lock()
-            .insert((peer.id.clone(), migration), mobile.clone());
-        let outs = d.entry.receive(&peer.id, frame);
-        self.perform(&mobile, &mut d, outs);
+        let peers = self.peer_ids();
+        // An entry forgotten while this thread waited for its lock is not used: its
+        // route may lead to a node that forgot the actor too (`collect.rs`). A fresh
+        // one routes through the birth node, which never forgets it.
+        loop {
+            let mobile = self
+                .mobile
+                .lock()
+                .entry(actor.token)
+                .or_insert_with(|| {
+                    let entry = self.fresh_away(&actor, peers.clone());
+                    Mobile::new(entry, interface, mobility, None)
+                })
+                .clone();
+            let Some(mut d) = NodeInner::lock_live(&mobile) else {
+                continue;
+            };
+            *mobile.control.incoming.lock() = Some((migration, (watchers.clone(), links.clone())));
+            d.arriving = Some((migration, decoded));
+            self.migrations
+                .lock()
+                .insert((peer.id.clone(), migration), mobile.clone());
+            let outs = d.entry.receive(&peer.id, frame);
+            self.perform(&mobile, &mut d, outs);
+            return;
+        }
     }
+}
+
+/// How a frame names the entry it is for.
+#[derive(Clone, Copy)]
+enum Lookup {
+    /// The actor's export token.
+    Token(u64),
+    /// The hand-over, by the peer's move id.
+    Move(u64),
 }

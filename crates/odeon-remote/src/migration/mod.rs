@@ -32,7 +32,10 @@
 //! the birth identity). An offer the link refuses (larger than `max_frame`) fails the
 //! move at once (`MigrateFailure::NotSent`). Collection (step 10, `collect.rs`):
 //! `Out::Collected` drops the node's ref to the stub, and the table entry goes once
-//! no local ref uses it ([`Node::mobile_counts`](crate::Node::mobile_counts)).
+//! no local ref, watch or waiting control uses it
+//! ([`Node::mobile_counts`](crate::Node::mobile_counts)). A forgotten entry is retired:
+//! a thread that found it before it was forgotten looks the token up again and uses
+//! a fresh entry (reusing it stalled moves under load; `tests/remote_mobility_rings.rs`).
 //!
 //! **Control of moved actors** (`control.rs`, design §2.4, §3.5): `stop`, `kill`,
 //! `watch`, `unwatch`, `link`, `unlink` and `migrate_to` on any ref to a mobile actor

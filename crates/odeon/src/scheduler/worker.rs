@@ -52,7 +52,7 @@ pub(super) fn run(shared: Arc<Shared>, index: usize, local: Worker<Task>, parker
         streak: Cell::new(0),
         tick: Cell::new(0),
         searching: Cell::new(false),
-        rng: Cell::new(index as u32 * 2_654_435_761 + 1),
+        rng: Cell::new((index as u32).wrapping_mul(2_654_435_761).wrapping_add(1)),
     };
     CURRENT.with(|c| c.set(&ctx));
     loop {
