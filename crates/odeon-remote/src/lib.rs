@@ -149,6 +149,7 @@
 //! other. Certificate requirements: [`TlsConfig`]. Without TLS, links are plain
 //! TCP exactly as before.
 
+pub mod dashboard;
 pub mod defaults;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

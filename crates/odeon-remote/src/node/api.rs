@@ -441,15 +441,24 @@ impl NodeBuilder {
             inner.migration_stats.clone(),
         );
         let http = match self.metrics_http {
-            Some(addr) => Some(
+            Some(addr) => Some({
+                // Subscribed before reading the members: no change falls between.
+                let changes = membership.subscribe();
                 crate::observe::MetricsServer::start(
                     &io,
                     addr,
                     inner.me.to_string(),
                     metrics.clone(),
+                    crate::dashboard::collector::Collector::start(
+                        &io,
+                        Arc::downgrade(&inner),
+                        inner.me.clone(),
+                        membership.members(),
+                        changes,
+                    ),
                 )
-                .await?,
-            ),
+                .await?
+            }),
             None => None,
         };
         let watching = io.spawn(follow_members(Arc::downgrade(&inner), events));
