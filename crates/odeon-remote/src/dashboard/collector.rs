@@ -116,8 +116,10 @@ struct State {
     samples: std::collections::VecDeque<Sample>,
     events: std::collections::VecDeque<Event>,
     /// Per (actor type, name): messages handled at the previous sample.
+    #[cfg_attr(not(feature = "observe"), allow(dead_code))]
     handled: HashMap<(String, Option<String>), u64>,
     /// Per actor type: restarts at the previous sample.
+    #[cfg_attr(not(feature = "observe"), allow(dead_code))]
     restarts: HashMap<String, u64>,
     last_total: Option<(u64, Instant)>,
 }
