@@ -330,6 +330,11 @@ impl NodeBuilder {
     /// called; `start` fails with [`NodeError::MetricsBind`] if `addr` cannot be bound.
     /// Port 0 picks a free port: [`Node::metrics_http_addr`] tells which.
     ///
+    /// The same address serves the live dashboard ([`crate::dashboard`]): the page at
+    /// `GET /`, the latest [`Snapshot`](crate::dashboard::Snapshot) as JSON at
+    /// `GET /api/snapshot`, and one snapshot per second as server-sent events at
+    /// `GET /api/events`. The node samples for it once a second, only when this is on.
+    ///
     /// ```
     /// use odeon_remote::{Node, Secret};
     /// # let system = odeon::System::new();
