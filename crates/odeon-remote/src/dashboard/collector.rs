@@ -11,6 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{broadcast, watch};
 
 use super::{ActorsView, EVENTS, Event, EventKind, Health, MemberView, SAMPLES, Sample, Snapshot};
+use crate::Metrics;
 use crate::membership::{Member, MemberEvent};
 use crate::node::NodeInner;
 use crate::wire::NodeId;
@@ -37,12 +38,13 @@ impl Collector {
         io: &tokio::runtime::Handle,
         node: Weak<NodeInner>,
         me: NodeId,
+        metrics: Metrics,
         members: Vec<Member>,
         events: broadcast::Receiver<MemberEvent>,
     ) -> Self {
         #[cfg(feature = "observe")]
         odeon::observe::enable_actor_tally();
-        let mut state = State::new(me, members);
+        let mut state = State::new(me, metrics, members);
         let first: Arc<str> = state.tick(&node).into();
         let (tx, latest) = watch::channel(first);
         let task = io.spawn(run(state, node, events, tx));
@@ -112,6 +114,7 @@ struct Known {
 #[derive(Debug)]
 struct State {
     me: NodeId,
+    metrics: Metrics,
     members: BTreeMap<NodeId, Known>,
     samples: std::collections::VecDeque<Sample>,
     events: std::collections::VecDeque<Event>,
@@ -131,9 +134,10 @@ fn now_ms() -> u64 {
 }
 
 impl State {
-    fn new(me: NodeId, members: Vec<Member>) -> Self {
+    fn new(me: NodeId, metrics: Metrics, members: Vec<Member>) -> Self {
         let mut s = Self {
             me,
+            metrics,
             members: BTreeMap::new(),
             samples: Default::default(),
             events: Default::default(),
@@ -271,11 +275,37 @@ impl State {
             actors,
             samples: self.samples.iter().cloned().collect(),
             events: self.events.iter().cloned().collect(),
+            counters: self.counters(),
         };
         serde_json::to_string(&snapshot).unwrap_or_else(|e| {
             tracing::warn!(error = %e, "dashboard: snapshot not serialisable");
             "{}".to_owned()
         })
+    }
+
+    fn counters(&self) -> BTreeMap<String, u64> {
+        let (l, g, m) = (
+            self.metrics.links(),
+            self.metrics.gossip(),
+            self.metrics.migrations(),
+        );
+        [
+            ("handshakes_accepted", l.accepted()),
+            ("handshakes_refused", l.refused()),
+            ("handshakes_shed", l.shed()),
+            ("accept_errors", l.accept_errors()),
+            ("gossip_accepted", g.accepted()),
+            ("gossip_rejected", g.rejected()),
+            ("gossip_malformed", g.malformed()),
+            ("gossip_oversized", g.oversized()),
+            ("migrations_moved", m.moved()),
+            ("migrations_refused", m.refused()),
+            ("migrations_failed", m.failed()),
+            ("forwarded_frames", m.forwarded_frames()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
     }
 
     #[cfg(not(feature = "observe"))]

@@ -17,9 +17,10 @@
 //!
 //! let json = r#"{"node":"a#1","name":"a","at_ms":0,"interval_ms":1000,
 //!   "members":[{"node":"b#2","name":"b","addr":"127.0.0.1:7000","health":"lost","me":false}],
-//!   "actors":null,"samples":[],"events":[]}"#;
+//!   "actors":null,"samples":[],"events":[],"counters":{"handshakes_refused":2}}"#;
 //! let s: Snapshot = serde_json::from_str(json).unwrap();
 //! assert_eq!(s.members[0].health, Health::Lost);
+//! assert_eq!(s.counters["handshakes_refused"], 2);
 //! ```
 
 pub(crate) mod collector;
@@ -53,6 +54,14 @@ pub struct Snapshot {
     pub samples: Vec<Sample>,
     /// The last events, oldest first (at most [`EVENTS`]).
     pub events: Vec<Event>,
+    /// The node's own counters ([`Metrics`](crate::Metrics)) by name, as on
+    /// `/metrics` without the `odeon_remote_` prefix and with the outcome appended:
+    /// `handshakes_accepted`, `handshakes_refused`, `handshakes_shed`,
+    /// `accept_errors`, `gossip_accepted`, `gossip_rejected`, `gossip_malformed`,
+    /// `gossip_oversized`, `migrations_moved`, `migrations_refused`,
+    /// `migrations_failed`, `forwarded_frames`.
+    #[serde(default)]
+    pub counters: std::collections::BTreeMap<String, u64>,
 }
 
 /// A node as this node sees it.

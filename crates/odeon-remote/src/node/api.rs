@@ -458,6 +458,7 @@ impl NodeBuilder {
                         &io,
                         Arc::downgrade(&inner),
                         inner.me.clone(),
+                        metrics.clone(),
                         membership.members(),
                         changes,
                     ),

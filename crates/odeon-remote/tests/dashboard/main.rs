@@ -124,6 +124,9 @@ fn snapshot_and_event_stream_show_the_cluster_and_a_named_actor() {
         assert!(names.contains(&n), "{names:?}");
     }
     assert!(!s.samples.is_empty());
+    // beta and gamma linked to alpha (each maybe more than once, as links race).
+    assert!(s.counters["handshakes_accepted"] >= 1, "{:?}", s.counters);
+    assert_eq!(s.counters["gossip_rejected"], 0);
     assert_eq!(s.interval_ms, 1000);
 
     // The event stream: an event-stream head, then `data:` lines with snapshots.
