@@ -1,5 +1,5 @@
 //! The dashboard (`NodeBuilder::metrics_http`): `/api/snapshot` and `/api/events` read
-//! over a plain socket, then the page in a real headless chromium (Debian's
+//! over a plain socket (members, a named actor, a restart, a killed node lost), then the page in a real headless chromium (Debian's
 //! `chromium` and `chromium-driver`) against a three-node cluster: the nodes and a
 //! named actor appear, the message rate rises once load starts, a killed node is
 //! shown as lost.
@@ -34,6 +34,23 @@ impl Message for Sell {
     type Reply = ();
 }
 impl Handler<Sell> for Office {
+    fn handle(&mut self, _: Sell, _: &mut Context<Self>) {}
+}
+
+/// Panics on `Crash`: its supervisor restarts it.
+#[derive(Default)]
+struct Fragile;
+impl Actor for Fragile {}
+struct Crash;
+impl Message for Crash {
+    type Reply = ();
+}
+impl Handler<Crash> for Fragile {
+    fn handle(&mut self, _: Crash, _: &mut Context<Self>) {
+        panic!("a crash the dashboard must report as a restart");
+    }
+}
+impl Handler<Sell> for Fragile {
     fn handle(&mut self, _: Sell, _: &mut Context<Self>) {}
 }
 
@@ -96,7 +113,7 @@ fn alive(s: &Snapshot) -> usize {
 }
 
 #[test]
-fn snapshot_and_event_stream_show_the_cluster_and_a_named_actor() {
+fn snapshot_and_event_stream_show_the_cluster_a_named_actor_a_restart_and_a_loss() {
     let system = System::builder().observe(true).build();
     let [a, b, c] = cluster(&system);
     let http = a.metrics_http_addr().unwrap();
@@ -148,6 +165,26 @@ fn snapshot_and_event_stream_show_the_cluster_and_a_named_actor() {
         .collect();
     assert!(events.len() >= 2, "{seen}");
     assert!(events[events.len() - 1].at_ms > events[0].at_ms);
+
+    // A restart by a supervisor: an event naming the actor type.
+    let spec = odeon::SupervisorSpec::new(odeon::Strategy::OneForOne)
+        .max_restarts(10, Duration::from_secs(60));
+    let (_sup, fragile) = system.supervise(spec, |c| c.spawn(Fragile::default));
+    fragile.tell(Crash).unwrap();
+    system.block_on(fragile.ask(Sell)).unwrap();
+    let s = until("a restart event", || {
+        let s = snapshot(http);
+        let restarts = s.actors.as_ref()?.restarts;
+        let event = s.events.iter().any(|e| {
+            e.kind == odeon_remote::dashboard::EventKind::Restart && e.subject.ends_with("Fragile")
+        });
+        (event && restarts >= 1).then_some(s)
+    });
+    assert!(
+        s.events.iter().any(|e| e.detail == "1 restart"),
+        "{:?}",
+        s.events
+    );
 
     // A killed node: suspected or at once lost, then lost, with an event.
     drop(c);
