@@ -1,8 +1,8 @@
 //! The dashboard (`NodeBuilder::metrics_http`): `/api/snapshot` and `/api/events` read
-//! over a plain socket (members, a named actor, a restart, a killed node lost), then the page in a real headless chromium (Debian's
-//! `chromium` and `chromium-driver`) against a three-node cluster: the nodes and a
-//! named actor appear, the message rate rises once load starts, a killed node is
-//! shown as lost.
+//! over a plain socket (members, a named actor, a restart, a killed node lost), then
+//! the page in a real headless chromium (Debian's `chromium` and `chromium-driver`)
+//! against a three-node cluster: the nodes and a named actor appear, the message rate
+//! rises once load starts, a killed node is shown as lost.
 //!
 //! `cargo test -p odeon-remote --features observe --test dashboard`. Without chromium
 //! the browser test says so and passes, unless `ODEON_REQUIRE_BROWSER` is set (CI
