@@ -6,6 +6,7 @@
 //! ODEON_SECRET=... odeon-node serve --name a [--listen 127.0.0.1:7400] [--seed ADDR]...
 //! ODEON_SECRET=... odeon-node probe --name b --seed ADDR
 //! ODEON_SECRET=... odeon-node migrate --name b --seed ADDR
+//! odeon-node top --http ADDR [--once]
 //! ```
 //! `gen-secret` prints a new random cluster secret (32 random bytes as 64 hex
 //! characters) to give every node as `ODEON_SECRET`. `serve` hosts a `Tally` registered
@@ -30,11 +31,17 @@
 //! Prometheus text format: the node's counters and odeon's own `odeon_*` metrics (the
 //! system is then built with `observe(true)`; `docs/observe.md` lists them). The
 //! second output line is then `metrics http://ADDR/metrics`, with the bound port.
+//! The same address serves the live dashboard at `/` (`/api/snapshot`, `/api/events`).
+//!
+//! `top` shows that snapshot in the terminal (ratatui), refreshed every second, for
+//! machines without a browser; `--once` prints one frame as text and exits.
 
 #[path = "../mobility/counter.rs"]
 mod counter;
 #[path = "tally.rs"]
 mod tally;
+#[path = "top.rs"]
+mod top;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -49,13 +56,16 @@ const USAGE: &str = "\
 usage: odeon-node gen-secret
        odeon-node serve|probe|migrate --name N [--listen A] [--advertise A] [--seed A]...
                                       [--http A]
+       odeon-node top --http A [--once]
 
   gen-secret  print a new cluster secret (give it to every node as ODEON_SECRET)
   serve       host `tally` and the mobile `counter`; run until SIGINT/SIGTERM
   probe       find `tally` through --seed, use it, watch it until its node is gone
   migrate     move `counter` here from wherever it runs, send it ten messages here,
               move it back home, exit (live migration between two processes)
-  --http A    serve Prometheus metrics at http://A/metrics (e.g. 127.0.0.1:9464)";
+  top         show a node's live snapshot in the terminal (q quits); --once: one frame
+  --http A    serve Prometheus metrics at http://A/metrics (e.g. 127.0.0.1:9464) and
+              the live dashboard at http://A/; for `top`, the node to read";
 
 struct Args {
     mode: String,
@@ -106,6 +116,9 @@ fn main() -> ExitCode {
     if let Some("--help" | "-h" | "help") = std::env::args().nth(1).as_deref() {
         println!("{USAGE}");
         return ExitCode::SUCCESS;
+    }
+    if std::env::args().nth(1).as_deref() == Some("top") {
+        return top::main(std::env::args().skip(2));
     }
     if std::env::args().nth(1).as_deref() == Some("gen-secret") {
         // Hex text: the bytes are ASCII.
@@ -191,7 +204,8 @@ fn serve(system: &System, node: Node) -> ExitCode {
         eprintln!("odeon-node: {e}");
         return ExitCode::from(1);
     }
-    let tally = system.spawn(Tally::default());
+    // Named: the dashboard and `top` list named actors one by one.
+    let tally = system.spawn_with(Tally::default(), odeon::SpawnOptions::new().name("tally"));
     if let Err(e) = node.register("tally", &tally) {
         eprintln!("odeon-node: {e}");
         return ExitCode::from(1);

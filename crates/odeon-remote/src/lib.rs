@@ -130,6 +130,8 @@
 //!   format) with the node's [`Metrics`] and whatever the `metrics` facade recorded;
 //!   the crate's `observe` feature adds odeon's own `odeon_*` metrics and
 //!   `odeon.handle` spans (then `SystemBuilder::observe(true)`; `docs/observe.md`).
+//!   The same address serves a live dashboard at `/` and its data at
+//!   `/api/snapshot` and `/api/events` ([`dashboard`]).
 //!
 //! `wire`, `transport` and `membership` are public only for the fuzz targets and the
 //! benchmarks, and hidden from the documentation: they are internals, not a stable
@@ -162,6 +164,7 @@
 //! (`HandshakeError::PeerUsesTls` on its side). Compression (zstd) is not
 //! optional: chitchat, the membership layer, depends on it.
 
+pub mod dashboard;
 pub mod defaults;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

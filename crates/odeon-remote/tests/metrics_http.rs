@@ -118,7 +118,9 @@ fn other_paths_are_not_found_and_the_endpoint_stops_with_the_node() {
     let system = System::new();
     let a = start(&system, "paths", Some("127.0.0.1:0".parse().unwrap())).unwrap();
     let http = a.metrics_http_addr().unwrap();
-    assert_eq!(get(http, "/").0, "HTTP/1.1 404 Not Found");
+    assert_eq!(get(http, "/nothing-here").0, "HTTP/1.1 404 Not Found");
+    // The dashboard's page (`tests/dashboard.rs` checks its content).
+    assert_eq!(get(http, "/").0, "HTTP/1.1 200 OK");
     assert_eq!(get(http, "/metrics?x=1").0, "HTTP/1.1 200 OK");
     drop(a);
     // The accept task is aborted: connections are refused (or closed unanswered).

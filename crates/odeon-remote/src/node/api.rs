@@ -339,6 +339,11 @@ impl NodeBuilder {
     /// called; `start` fails with [`NodeError::MetricsBind`] if `addr` cannot be bound.
     /// Port 0 picks a free port: [`Node::metrics_http_addr`] tells which.
     ///
+    /// The same address serves the live dashboard ([`crate::dashboard`]): the page at
+    /// `GET /`, the latest [`Snapshot`](crate::dashboard::Snapshot) as JSON at
+    /// `GET /api/snapshot`, and one snapshot per second as server-sent events at
+    /// `GET /api/events`. The node samples for it once a second, only when this is on.
+    ///
     /// ```
     /// use odeon_remote::{Node, Secret};
     /// # let system = odeon::System::new();
@@ -453,15 +458,25 @@ impl NodeBuilder {
             inner.migration_stats.clone(),
         );
         let http = match self.metrics_http {
-            Some(addr) => Some(
+            Some(addr) => Some({
+                // Subscribed before reading the members: no change falls between.
+                let changes = membership.subscribe();
                 crate::observe::MetricsServer::start(
                     &io,
                     addr,
                     inner.me.to_string(),
                     metrics.clone(),
+                    crate::dashboard::collector::Collector::start(
+                        &io,
+                        Arc::downgrade(&inner),
+                        inner.me.clone(),
+                        metrics.clone(),
+                        membership.members(),
+                        changes,
+                    ),
                 )
-                .await?,
-            ),
+                .await?
+            }),
             None => None,
         };
         let watching = io.spawn(follow_members(Arc::downgrade(&inner), events));

@@ -1,10 +1,13 @@
-//! The HTTP side: one route, `GET /metrics`, one request per connection.
+//! The HTTP side: `GET /metrics`, the dashboard (`GET /`, `GET /api/snapshot`,
+//! `GET /api/events`), one request per connection.
 //!
 //! Why no hyper or axum: neither is in odeon's dependency tree, and a scrape is one
 //! request whose answer is one page. A responder that reads the request head, answers
 //! and closes (`Connection: close`, which every Prometheus version handles) is a few
 //! dozen lines, and bounded: the head may be at most `MAX_HEAD` bytes and must arrive
 //! within `READ_TIMEOUT`, so a client that never finishes cannot hold a task for long.
+//! The event stream (`/api/events`, server-sent events) is the one answer that stays
+//! open: a snapshot per sample until the client goes or the node is dropped.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,7 +16,11 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+use crate::dashboard::collector::{Collector, Latest};
 use crate::{Metrics, NodeError};
+
+/// The dashboard page: HTML, CSS and JS in one file, no external resource.
+const DASHBOARD: &str = include_str!("dashboard.html");
 
 /// The most bytes of request head read before giving up on a client.
 const MAX_HEAD: usize = 8 * 1024;
@@ -25,6 +32,8 @@ const READ_TIMEOUT: Duration = Duration::from_secs(5);
 pub(crate) struct MetricsServer {
     addr: SocketAddr,
     accepting: tokio::task::JoinHandle<()>,
+    /// The dashboard's sampler; dropped with the endpoint.
+    _collector: Collector,
 }
 
 impl MetricsServer {
@@ -34,6 +43,7 @@ impl MetricsServer {
         addr: SocketAddr,
         node: String,
         metrics: Metrics,
+        collector: Collector,
     ) -> Result<Self, NodeError> {
         super::install();
         let listener = io
@@ -44,12 +54,13 @@ impl MetricsServer {
         let bound = listener
             .local_addr()
             .map_err(|e| super::bind_error(addr, e))?;
-        let page = Arc::new(move || super::page(&node, &metrics));
-        let accepting = io.spawn(accept_loop(listener, page));
-        tracing::info!(%bound, "serving GET /metrics");
+        let page: Page = Arc::new(move || super::page(&node, &metrics));
+        let accepting = io.spawn(accept_loop(listener, page, collector.latest()));
+        tracing::info!(%bound, "serving GET /metrics and the dashboard at /");
         Ok(Self {
             addr: bound,
             accepting,
+            _collector: collector,
         })
     }
 
@@ -67,11 +78,11 @@ impl Drop for MetricsServer {
 
 type Page = Arc<dyn Fn() -> String + Send + Sync>;
 
-async fn accept_loop(listener: TcpListener, page: Page) {
+async fn accept_loop(listener: TcpListener, page: Page, latest: Latest) {
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                tokio::spawn(serve(stream, page.clone()));
+                tokio::spawn(serve(stream, page.clone(), latest.clone()));
             }
             Err(e) => {
                 // Out of descriptors and the like: wait a little instead of spinning.
@@ -83,23 +94,55 @@ async fn accept_loop(listener: TcpListener, page: Page) {
 }
 
 /// Answers one request and closes the connection.
-async fn serve(mut stream: TcpStream, page: Page) {
+async fn serve(mut stream: TcpStream, page: Page, latest: Latest) {
     let head = match tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream)).await {
         Ok(Some(head)) => head,
         _ => return,
     };
-    let (status, body) = match route(&head) {
-        Route::Metrics => ("200 OK", page()),
-        Route::NotFound => ("404 Not Found", "not found: try GET /metrics\n".to_owned()),
-        Route::BadMethod => ("405 Method Not Allowed", "only GET\n".to_owned()),
+    const TEXT: &str = "text/plain; charset=utf-8";
+    let (status, kind, body) = match route(&head) {
+        Route::Metrics => ("200 OK", "text/plain; version=0.0.4; charset=utf-8", page()),
+        Route::Dashboard => ("200 OK", "text/html; charset=utf-8", DASHBOARD.to_owned()),
+        Route::Snapshot => {
+            let json = latest.borrow().to_string();
+            ("200 OK", "application/json", json)
+        }
+        Route::Events => return events(stream, latest).await,
+        Route::NotFound => (
+            "404 Not Found",
+            TEXT,
+            "not found: try GET /metrics, / or /api/snapshot\n".to_owned(),
+        ),
+        Route::BadMethod => ("405 Method Not Allowed", TEXT, "only GET\n".to_owned()),
     };
     let response = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nCache-Control: no-store\r\n\
          Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     if let Err(e) = stream.write_all(response.as_bytes()).await {
         tracing::debug!(error = %e, "metrics endpoint: write failed");
+    }
+    let _ = stream.shutdown().await;
+}
+
+/// `GET /api/events`: server-sent events, one `data:` line with the whole snapshot
+/// per sample, the current one first, until the client goes or the sampler stops.
+async fn events(mut stream: TcpStream, mut latest: Latest) {
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+                Cache-Control: no-store\r\nConnection: close\r\n\r\n";
+    if stream.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    loop {
+        let json = latest.borrow_and_update().clone();
+        let event = format!("data: {json}\n\n");
+        if stream.write_all(event.as_bytes()).await.is_err() {
+            return;
+        }
+        if latest.changed().await.is_err() {
+            break;
+        }
     }
     let _ = stream.shutdown().await;
 }
@@ -127,6 +170,9 @@ async fn read_head(stream: &mut TcpStream) -> Option<Vec<u8>> {
 #[derive(Debug, PartialEq, Eq)]
 enum Route {
     Metrics,
+    Dashboard,
+    Snapshot,
+    Events,
     NotFound,
     BadMethod,
 }
@@ -138,6 +184,9 @@ fn route(head: &[u8]) -> Route {
     let path = target.map(|t| t.split(|&b| b == b'?').next().unwrap_or_default());
     match (method, path) {
         (Some(b"GET"), Some(b"/metrics")) => Route::Metrics,
+        (Some(b"GET"), Some(b"/" | b"/index.html")) => Route::Dashboard,
+        (Some(b"GET"), Some(b"/api/snapshot")) => Route::Snapshot,
+        (Some(b"GET"), Some(b"/api/events")) => Route::Events,
         (Some(b"GET"), _) => Route::NotFound,
         _ => Route::BadMethod,
     }
@@ -148,10 +197,16 @@ mod tests {
     use super::{Route, route};
 
     #[test]
-    fn only_get_metrics_is_served() {
+    fn only_the_known_paths_are_served() {
         assert_eq!(route(b"GET /metrics HTTP/1.1\r\n\r\n"), Route::Metrics);
         assert_eq!(route(b"GET /metrics?x=1 HTTP/1.0\r\n\r\n"), Route::Metrics);
-        assert_eq!(route(b"GET / HTTP/1.1\r\n\r\n"), Route::NotFound);
+        assert_eq!(route(b"GET / HTTP/1.1\r\n\r\n"), Route::Dashboard);
+        assert_eq!(
+            route(b"GET /api/snapshot HTTP/1.1\r\n\r\n"),
+            Route::Snapshot
+        );
+        assert_eq!(route(b"GET /api/events HTTP/1.1\r\n\r\n"), Route::Events);
+        assert_eq!(route(b"GET /api HTTP/1.1\r\n\r\n"), Route::NotFound);
         assert_eq!(route(b"GET /metricsx HTTP/1.1\r\n\r\n"), Route::NotFound);
         assert_eq!(route(b"POST /metrics HTTP/1.1\r\n\r\n"), Route::BadMethod);
     }

@@ -65,6 +65,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+mod tally;
+
+pub use tally::{TypeTally, actor_tallies, actor_tally_enabled, enable_actor_tally};
+
 /// Messages handled, per actor type (counter; label `actor`).
 pub const MESSAGES_HANDLED: &str = "odeon_messages_handled_total";
 /// Time inside the handler, per actor type (histogram, seconds; label `actor`). For an
@@ -126,6 +130,9 @@ impl Handling {
         if let Some(name) = name {
             span.record("name", name);
         }
+        if tally::on() {
+            tally::handled(actor, name);
+        }
         Self {
             _span: span.entered(),
             actor,
@@ -147,6 +154,9 @@ impl Drop for Handling {
 pub(crate) fn spawned(actor: &'static str) {
     metrics::counter!(ACTORS_SPAWNED, "actor" => actor).increment(1);
     metrics::gauge!(ACTORS_ALIVE, "actor" => actor).increment(1.0);
+    if tally::on() {
+        tally::alive(actor, 1);
+    }
 }
 
 #[cold]
@@ -163,12 +173,18 @@ pub(crate) fn stopped(actor: &'static str, reason: &crate::StopReason) {
     };
     metrics::counter!(ACTORS_STOPPED, "actor" => actor, "reason" => reason).increment(1);
     metrics::gauge!(ACTORS_ALIVE, "actor" => actor).decrement(1.0);
+    if tally::on() {
+        tally::alive(actor, -1);
+    }
 }
 
 #[cold]
 #[inline(never)]
 pub(crate) fn restarted(actor: &'static str) {
     metrics::counter!(RESTARTS, "actor" => actor).increment(1);
+    if tally::on() {
+        tally::restarted(actor);
+    }
 }
 
 #[cold]
