@@ -129,20 +129,12 @@ pub(crate) struct ControlState {
 pub(crate) type Attached = (Vec<(NodeId, u64)>, Vec<(NodeId, u64)>);
 
 fn wire_reason(r: &StopReason) -> WireStopReason {
-    match r {
-        StopReason::Shutdown => WireStopReason::Shutdown,
-        r if r.is_failure() => WireStopReason::Failed(r.to_string()),
-        _ => WireStopReason::Normal,
-    }
+    crate::node::dispatch::wire_stop_reason(r)
 }
 
 /// The reason a `Terminated` frame carries, as the watcher's callback gets it.
 pub(crate) fn stop_reason(r: WireStopReason) -> StopReason {
-    match r {
-        WireStopReason::Normal => StopReason::Normal,
-        WireStopReason::Shutdown => StopReason::Shutdown,
-        WireStopReason::Failed(m) => StopReason::Panicked(m),
-    }
+    crate::node::dispatch::stop_reason_from_wire(r)
 }
 
 impl NodeInner {

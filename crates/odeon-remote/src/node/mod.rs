@@ -25,7 +25,7 @@
 
 mod api;
 mod codec;
-mod dispatch;
+pub(crate) mod dispatch;
 mod endpoint;
 mod incarnation;
 mod link;
