@@ -403,6 +403,7 @@ impl NodeInner {
             id: wire.id,
             token: wire.token,
             interface,
+            stopped: Arc::default(),
         }))
     }
 
