@@ -93,3 +93,90 @@ fn ask_errors_say_what_happened() {
     let boxed: Box<dyn std::error::Error + Send + Sync> = Box::new(AskError::Full);
     assert_eq!(boxed.to_string(), "the actor's mailbox is full");
 }
+
+/// Blocks its worker until released: an actor that shutdown has to abandon.
+struct Stuck {
+    gate: std::sync::Mutex<mpsc::Receiver<()>>,
+    entered: mpsc::Sender<()>,
+}
+impl Actor for Stuck {}
+struct Block;
+impl Message for Block {
+    type Reply = ();
+}
+impl Handler<Block> for Stuck {
+    fn handle(&mut self, _: Block, _: &mut Context<Self>) {
+        let _ = self.entered.send(());
+        let _ = self.gate.lock().unwrap().recv_timeout(HANG_GUARD);
+    }
+}
+impl Handler<Note> for Stuck {
+    fn handle(&mut self, m: Note, _: &mut Context<Self>) -> u32 {
+        m.0
+    }
+}
+
+/// "Wait forever", as a port of ractor's `call(.., None)` writes it: a deadline too
+/// far out to represent never fires, and the ask is still answered.
+#[test]
+fn an_ask_with_the_largest_timeout_is_answered() {
+    let system = small_system();
+    let (tx, _seen) = mpsc::channel();
+    let r = system.spawn(Recorder(tx));
+    assert_eq!(
+        system.block_on(r.ask(Note(5)).timeout(Duration::MAX)),
+        Ok(5)
+    );
+    let lazy = System::builder()
+        .workers(1)
+        .ask_timeout(Duration::MAX)
+        .build();
+    let (tx, _seen) = mpsc::channel();
+    let r = lazy.spawn(Recorder(tx));
+    assert_eq!(lazy.block_on(r.ask(Note(6))), Ok(6));
+    lazy.shutdown();
+    system.shutdown();
+}
+
+/// README: "an `ask` gets an error, never hangs and never panics in the caller's
+/// thread", and "An ask awaited on any executor, even after its system shut down,
+/// returns a value or an `AskError`" — with the largest timeout too, polled before and
+/// after the shutdown, to an actor the shutdown had to abandon.
+#[test]
+fn an_ask_with_the_largest_timeout_never_panics_across_a_shutdown() {
+    use futures_util::FutureExt;
+
+    let system = System::builder()
+        .workers(2)
+        .shutdown_timeout(Duration::from_millis(100))
+        .build();
+    let (open, gate) = mpsc::channel();
+    let (entered_tx, entered) = mpsc::channel();
+    let r = system.spawn(Stuck {
+        gate: std::sync::Mutex::new(gate),
+        entered: entered_tx,
+    });
+    r.tell(Block).unwrap();
+    entered.recv_timeout(HANG_GUARD).unwrap();
+
+    // Polled once while the system runs (its deadline is taken in), then again after.
+    let mut before = Box::pin(r.ask(Note(1)).timeout(Duration::MAX));
+    assert!((&mut before).now_or_never().is_none(), "not answered yet");
+    assert!(!system.shutdown(), "the stuck actor was abandoned");
+
+    let r2 = r.clone();
+    let outcome = std::thread::spawn(move || {
+        let after_poll = (&mut before).now_or_never();
+        // And an ask first made after the shutdown.
+        let made_after = r2.ask(Note(2)).timeout(Duration::MAX).now_or_never();
+        (after_poll, made_after)
+    })
+    .join();
+    let (after_poll, made_after) = outcome.expect("the ask panicked in its caller's thread");
+    assert!(
+        !matches!(after_poll, Some(Ok(_))),
+        "no reply from an abandoned actor"
+    );
+    assert!(!matches!(made_after, Some(Ok(_))));
+    open.send(()).unwrap();
+}
