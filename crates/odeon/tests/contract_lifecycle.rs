@@ -375,3 +375,17 @@ fn live_actors_counts_spawned_actors_until_they_stop() {
     assert_eq!(system.live_actors(), before);
     system.shutdown();
 }
+
+/// `System::shutdown`: "It never panics" — with the largest shutdown timeout too; and
+/// `wait_quiescent` takes the largest limit.
+#[test]
+fn the_largest_shutdown_timeout_and_quiescence_limit_do_not_panic() {
+    let system = System::builder()
+        .workers(2)
+        .shutdown_timeout(Duration::MAX)
+        .build();
+    let a = system.spawn(Doer);
+    assert_eq!(system.block_on(a.ask(Do::FailAndReply)), Ok(7));
+    assert!(system.wait_quiescent(Some(Duration::MAX)));
+    assert!(system.shutdown());
+}
