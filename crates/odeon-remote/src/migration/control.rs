@@ -233,11 +233,11 @@ impl NodeInner {
         }
         let timeout = self.settings.request_timeout;
         self.io.spawn(async move {
-            let result = match tokio::time::timeout(timeout * 2, raw_rx).await {
+            let result = match tokio::time::timeout(timeout.saturating_mul(2), raw_rx).await {
                 Ok(Ok(Ok(bytes))) => postcard::from_bytes::<MigrateResult>(&bytes)
                     .unwrap_or_else(|e| Err(MigrateFailure::Decode(e.to_string()).into())),
                 Ok(Ok(Err(_))) | Ok(Err(_)) => Err(MigrateFailure::SourceLost.into()),
-                Err(_) => Err(MigrateFailure::Timeout(timeout * 2).into()),
+                Err(_) => Err(MigrateFailure::Timeout(timeout.saturating_mul(2)).into()),
             };
             let _ = tx.send(result);
         });
