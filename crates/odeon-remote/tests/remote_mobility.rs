@@ -9,27 +9,13 @@ mod common;
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use common::*;
-use odeon::{Actor, ActorRef, Context, Handler, Message, SystemHandle};
+use odeon::{Actor, ActorRef, Context, Handler, Message};
 use odeon_remote::wire::NodeId;
-use odeon_remote::{MigrateError, MigrateExt, MigrateFromHandler, MigrateRefusal, Node};
+use odeon_remote::{MigrateError, MigrateExt, MigrateFromHandler, MigrateRefusal};
 use serde::{Deserialize, Serialize};
-
-/// Which node runs on which system, so that `migrated` can say where it ran.
-static NAMES: Mutex<Vec<(SystemHandle, String)>> = Mutex::new(Vec::new());
-
-fn node_name(system: &SystemHandle) -> String {
-    NAMES
-        .lock()
-        .unwrap()
-        .iter()
-        .find(|(s, _)| s.same_system(system))
-        .map(|(_, n)| n.clone())
-        .unwrap_or_default()
-}
 
 /// Records every (sender, n) it is sent, in handling order, and where it arrived.
 #[derive(Default, Serialize, Deserialize)]
@@ -127,46 +113,15 @@ odeon_remote::mobile_actor!(Tally = "test.Tally" {
 
 const WAIT: Duration = Duration::from_secs(20);
 
-/// A member whose node accepts `Tally` arrivals (or not).
-fn start(name: &str, seeds: &[std::net::SocketAddr], mobile: bool) -> Member {
-    let system = odeon::System::new();
-    let mut b = Node::builder(name)
-        .secret(secret())
-        .lost_after(Duration::from_millis(1_500))
-        .gossip_interval(Duration::from_millis(100));
-    if mobile {
-        b = b.mobile::<Tally>();
-    }
-    for s in seeds {
-        b = b.seed(*s);
-    }
-    let node = system
-        .block_on(b.start(&system.handle()))
-        .expect("node starts");
-    NAMES
-        .lock()
-        .unwrap()
-        .push((system.handle(), name.to_string()));
-    Member {
-        system,
-        node: Some(node),
-    }
-}
-
 /// `n` nodes that all know each other (the first `mobile` of them accept `Tally`).
 fn cluster(names: &[&str], mobile: usize) -> Vec<Member> {
-    let first = start(names[0], &[], true);
-    let seed = first.addr();
-    let mut all = vec![first];
-    for (i, n) in names.iter().enumerate().skip(1) {
-        all.push(start(n, &[seed], i < mobile));
-    }
-    let want = names.len() - 1;
-    for m in &all {
-        eventually(WAIT, || (m.node().peers().len() == want).then_some(()))
-            .expect("every node links to every other");
-    }
-    all
+    mesh(names, |i, b| {
+        if i == 0 || i < mobile {
+            b.mobile::<Tally>()
+        } else {
+            b
+        }
+    })
 }
 
 fn lookup(m: &Member, name: &str) -> ActorRef<Tally> {
@@ -424,10 +379,7 @@ fn a_target_lost_before_it_was_ready_fails_the_move_and_the_actor_resumes_with_e
     };
     let (a, pa) = Member::start_behind_proxy("a", &[], tune);
     let (t, pt) = Member::start_behind_proxy("t", &[pa.addr()], tune);
-    NAMES
-        .lock()
-        .unwrap()
-        .push((a.system.handle(), "a".to_string()));
+    name_node(&a.system.handle(), "a");
     for m in [&a, &t] {
         eventually(WAIT, || (m.node().peers().len() == 1).then_some(())).expect("the nodes link");
     }

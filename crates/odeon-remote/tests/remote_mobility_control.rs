@@ -12,14 +12,12 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use common::*;
-use odeon::{Actor, ActorRef, AskError, Context, Handler, Message, StopReason, System, Terminated};
-use odeon_remote::{MigrateExt, Node};
+use odeon::{Actor, ActorRef, AskError, Context, Handler, Message, StopReason, Terminated};
+use odeon_remote::MigrateExt;
 use serde::{Deserialize, Serialize};
 
 /// What every `Mob` handled, by tag, in order (all nodes run in this process).
 static SEEN: Mutex<Vec<(u32, u64)>> = Mutex::new(Vec::new());
-/// Which node runs on which system.
-static NAMES: Mutex<Vec<(odeon::SystemHandle, String)>> = Mutex::new(Vec::new());
 
 fn seen(tag: u32) -> Vec<u64> {
     SEEN.lock()
@@ -56,14 +54,7 @@ impl Message for Where {
 }
 impl Handler<Where> for Mob {
     fn handle(&mut self, _: Where, cx: &mut Context<Self>) -> String {
-        let system = cx.system();
-        NAMES
-            .lock()
-            .unwrap()
-            .iter()
-            .find(|(s, _)| s.same_system(&system))
-            .map(|(_, n)| n.clone())
-            .unwrap_or_default()
+        node_name(&cx.system())
     }
 }
 
@@ -168,46 +159,14 @@ impl Handler<Notices> for Observer {
 
 const WAIT: Duration = Duration::from_secs(20);
 
-fn start(name: &str, seeds: &[std::net::SocketAddr]) -> Member {
-    let system = System::new();
-    let mut b = Node::builder(name)
-        .secret(secret())
-        .lost_after(Duration::from_millis(1_500))
-        .gossip_interval(Duration::from_millis(100))
-        .mobile::<Mob>();
-    for s in seeds {
-        b = b.seed(*s);
-    }
-    let node = system
-        .block_on(b.start(&system.handle()))
-        .expect("node starts");
-    NAMES
-        .lock()
-        .unwrap()
-        .push((system.handle(), name.to_string()));
-    Member {
-        system,
-        node: Some(node),
-    }
-}
-
 /// Three nodes a, b, c that all know each other.
 fn cluster(prefix: &str) -> Vec<Member> {
     let names: Vec<String> = ["a", "b", "c"]
         .iter()
         .map(|n| format!("{prefix}-{n}"))
         .collect();
-    let first = start(&names[0], &[]);
-    let seed = first.addr();
-    let mut all = vec![first];
-    for n in &names[1..] {
-        all.push(start(n, &[seed]));
-    }
-    for m in &all {
-        eventually(WAIT, || (m.node().peers().len() == 2).then_some(()))
-            .expect("every node links to every other");
-    }
-    all
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    mesh(&names, |_, b| b.mobile::<Mob>())
 }
 
 /// A `Mob` tagged `tag` spawned on `home` and registered there as `name`, with a ref
@@ -234,14 +193,14 @@ fn move_to(from: &Member, r: &ActorRef<Mob>, to: &Member) {
     let moved = from.system.block_on(r.migrate_to(to.node().id()));
     let moved = moved.expect("the move commits");
     assert_eq!(&moved.to, to.node().id());
-    let name = node_name(to);
+    let name = member_name(to);
     eventually(WAIT, || {
         (from.system.block_on(r.ask(Where)).ok()? == name).then_some(())
     })
     .unwrap_or_else(|| panic!("the actor answers from {name}"));
 }
 
-fn node_name(m: &Member) -> String {
+fn member_name(m: &Member) -> String {
     m.node().id().name.clone()
 }
 
@@ -505,7 +464,10 @@ fn an_unlinked_actor_survives_the_failure_of_its_former_link() {
     eventually(WAIT, || (!linked.is_alive()).then_some(())).expect("the linker failed");
     // Another move, and the actor still answers: the link is gone everywhere.
     move_to(b, &refs[1], c);
-    assert_eq!(c.system.block_on(refs[2].ask(Where)).unwrap(), node_name(c));
+    assert_eq!(
+        c.system.block_on(refs[2].ask(Where)).unwrap(),
+        member_name(c)
+    );
 }
 
 #[test]
@@ -522,7 +484,10 @@ fn migrate_to_works_from_a_remote_ref_and_from_the_stale_local_ref_on_the_source
     for n in 0..20 {
         refs[1].tell(Note(n)).unwrap();
     }
-    assert_eq!(b.system.block_on(refs[1].ask(Where)).unwrap(), node_name(a));
+    assert_eq!(
+        b.system.block_on(refs[1].ask(Where)).unwrap(),
+        member_name(a)
+    );
     assert_eq!(seen(12), (0..20).collect::<Vec<_>>());
 }
 

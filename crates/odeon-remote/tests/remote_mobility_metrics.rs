@@ -11,25 +11,12 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use common::*;
-use odeon::{Actor, ActorRef, Context, Handler, Message, SystemHandle};
+use odeon::{Actor, ActorRef, Context, Handler, Message};
 use odeon_remote::wire::NodeId;
-use odeon_remote::{MigrateError, MigrateExt, MigrateFromHandler, MigrateRefusal, Node};
+use odeon_remote::{MigrateError, MigrateExt, MigrateFromHandler, MigrateRefusal};
 use serde::{Deserialize, Serialize};
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context as LayerContext, SubscriberExt};
-
-/// Which node runs on which system, so that `Here` can say where the actor runs.
-static NAMES: Mutex<Vec<(SystemHandle, String)>> = Mutex::new(Vec::new());
-
-fn node_name(system: &SystemHandle) -> String {
-    NAMES
-        .lock()
-        .unwrap()
-        .iter()
-        .find(|(s, _)| s.same_system(system))
-        .map(|(_, n)| n.clone())
-        .unwrap_or_default()
-}
 
 /// A small mobile actor that keeps what it is sent.
 #[derive(Default, Serialize, Deserialize)]
@@ -82,37 +69,20 @@ const WAIT: Duration = Duration::from_secs(20);
 
 /// A member whose node accepts `Hop` arrivals (or not).
 fn start(name: &str, seeds: &[std::net::SocketAddr], mobile: bool) -> Member {
-    let system = odeon::System::new();
-    let mut b = Node::builder(name)
-        .secret(secret())
-        .lost_after(Duration::from_millis(1_500))
-        .gossip_interval(Duration::from_millis(100));
-    if mobile {
-        b = b.mobile::<Hop>();
-    }
-    for s in seeds {
-        b = b.seed(*s);
-    }
-    let node = system
-        .block_on(b.start(&system.handle()))
-        .expect("node starts");
-    NAMES
-        .lock()
-        .unwrap()
-        .push((system.handle(), name.to_string()));
-    Member {
-        system,
-        node: Some(node),
-    }
+    start_tuned(name, seeds, |b| if mobile { b.mobile::<Hop>() } else { b })
 }
 
 /// Two linked nodes; the second accepts `Hop` only if `mobile`.
 fn pair(a: &str, b: &str, mobile: bool) -> (Member, Member) {
-    let first = start(a, &[], true);
-    let second = start(b, &[first.addr()], mobile);
-    for m in [&first, &second] {
-        eventually(WAIT, || (m.node().peers().len() == 1).then_some(())).expect("the nodes link");
-    }
+    let mut both = mesh(&[a, b], |i, b| {
+        if i == 0 || mobile {
+            b.mobile::<Hop>()
+        } else {
+            b
+        }
+    });
+    let second = both.pop().expect("two members");
+    let first = both.pop().expect("two members");
     (first, second)
 }
 

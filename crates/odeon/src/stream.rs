@@ -10,6 +10,7 @@
 
 use std::pin::pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_core::Stream;
 use tokio::task::AbortHandle;
@@ -23,12 +24,17 @@ use crate::{Actor, ActorRef, Handles, Message};
 #[derive(Clone, Debug)]
 pub struct StreamHandle {
     abort: AbortHandle,
+    /// Set by `cancel`, read by the task before each send: an abort alone takes effect
+    /// only when the task yields, and a stream that is always ready feeding an
+    /// unbounded mailbox never makes it yield.
+    cancelled: Arc<AtomicBool>,
 }
 
 impl StreamHandle {
     /// Stops forwarding: items not yet sent will not be, and the stream is dropped (on
     /// the system's tokio runtime, shortly after).
     pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Release);
         self.abort.abort();
     }
 
@@ -62,17 +68,26 @@ where
         target,
         _unit: Unit(shared.clone()),
     };
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let seen = cancelled.clone();
     let task = shared.io.spawn(async move {
         let feeder = feeder;
         let mut stream = pin!(stream);
         while let Some(item) = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+            if seen.load(Ordering::Acquire) {
+                break;
+            }
             // Waits for room in a bounded mailbox; a stopped actor ends the stream.
             if feeder.target.send(item).await.is_err() {
                 break;
             }
+            // A stream that is always ready would otherwise keep this runtime thread
+            // (and, on a current-thread runtime, every other task) to itself.
+            tokio::task::consume_budget().await;
         }
     });
     StreamHandle {
         abort: task.abort_handle(),
+        cancelled,
     }
 }

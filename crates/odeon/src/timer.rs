@@ -96,6 +96,15 @@ impl Drop for Unit {
     }
 }
 
+/// The tokio instant `delay` from now; a delay too far out to represent ("never",
+/// `Duration::MAX`) gives an instant decades away, as `tokio::time::sleep` does,
+/// rather than overflowing (which panicked in the handler that armed the timer).
+fn after(delay: Duration) -> tokio::time::Instant {
+    const FAR: Duration = Duration::from_secs(86_400 * 365 * 30);
+    let now = tokio::time::Instant::now();
+    now.checked_add(delay).unwrap_or_else(|| now + FAR)
+}
+
 pub(crate) fn send_after<A, M, K>(
     shared: &Arc<Shared>,
     target: ActorRef<A>,
@@ -127,7 +136,7 @@ where
     // The delay counts from this call, not from whenever the I/O runtime first polls
     // the task, on the runtime's clock (turns run inside its context, so a paused test
     // clock is the one read here).
-    let deadline = tokio::time::Instant::now() + delay;
+    let deadline = after(delay);
     let task = shared.io.spawn(async move {
         let _unit = unit;
         tokio::time::sleep_until(deadline).await;
@@ -158,7 +167,7 @@ pub(crate) fn run_after(
         };
     }
     let unit = Unit::begin(shared);
-    let deadline = tokio::time::Instant::now() + delay;
+    let deadline = after(delay);
     let task = shared.io.spawn(async move {
         let _unit = unit;
         tokio::time::sleep_until(deadline).await;
@@ -195,7 +204,7 @@ where
     let unit = Unit(shared.clone());
     let task = shared.io.spawn(async move {
         let _unit = unit;
-        let start = tokio::time::Instant::now() + period;
+        let start = after(period);
         let mut ticks = tokio::time::interval_at(start, period);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {

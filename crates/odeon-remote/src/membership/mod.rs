@@ -199,7 +199,7 @@ impl Membership {
                 sampling_window_size: defaults::PHI_SAMPLING_WINDOW,
                 // Longer silences are not samples of the heartbeat interval (they are
                 // what the detector is for) and would make it lenient for good.
-                max_interval: config.gossip_interval * 20,
+                max_interval: config.gossip_interval.saturating_mul(20),
                 // Heartbeats arrive about once per round: the right prior until
                 // samples come in (chitchat's default, 5 s, would make the first
                 // detections slow at short intervals).

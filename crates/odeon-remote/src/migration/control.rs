@@ -143,20 +143,12 @@ impl ControlState {
 pub(crate) type Attached = (Vec<(NodeId, u64)>, Vec<(NodeId, u64)>);
 
 fn wire_reason(r: &StopReason) -> WireStopReason {
-    match r {
-        StopReason::Shutdown => WireStopReason::Shutdown,
-        r if r.is_failure() => WireStopReason::Failed(r.to_string()),
-        _ => WireStopReason::Normal,
-    }
+    crate::node::dispatch::wire_stop_reason(r)
 }
 
 /// The reason a `Terminated` frame carries, as the watcher's callback gets it.
 pub(crate) fn stop_reason(r: WireStopReason) -> StopReason {
-    match r {
-        WireStopReason::Normal => StopReason::Normal,
-        WireStopReason::Shutdown => StopReason::Shutdown,
-        WireStopReason::Failed(m) => StopReason::Panicked(m),
-    }
+    crate::node::dispatch::stop_reason_from_wire(r)
 }
 
 impl NodeInner {
@@ -255,11 +247,11 @@ impl NodeInner {
         }
         let timeout = self.settings.request_timeout;
         self.io.spawn(async move {
-            let result = match tokio::time::timeout(timeout * 2, raw_rx).await {
+            let result = match tokio::time::timeout(timeout.saturating_mul(2), raw_rx).await {
                 Ok(Ok(Ok(bytes))) => postcard::from_bytes::<MigrateResult>(&bytes)
                     .unwrap_or_else(|e| Err(MigrateFailure::Decode(e.to_string()).into())),
                 Ok(Ok(Err(_))) | Ok(Err(_)) => Err(MigrateFailure::SourceLost.into()),
-                Err(_) => Err(MigrateFailure::Timeout(timeout * 2).into()),
+                Err(_) => Err(MigrateFailure::Timeout(timeout.saturating_mul(2)).into()),
             };
             let _ = tx.send(result);
         });

@@ -445,7 +445,7 @@ impl NodeBuilder {
         gossip.gossip_advertise = Some(SocketAddr::new(listen.ip(), bound.port()));
         gossip.seeds = self.seeds.clone();
         gossip.gossip_interval = self.gossip_interval;
-        gossip.leave_grace = self.gossip_interval * 3;
+        gossip.leave_grace = self.gossip_interval.saturating_mul(3);
         let membership = io
             .spawn(Membership::start(gossip))
             .await

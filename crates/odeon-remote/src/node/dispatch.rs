@@ -71,11 +71,7 @@ impl NodeInner {
                 } else if let Some(notify) = notify {
                     notify(Terminated {
                         id: ActorId::from_u64(id),
-                        reason: match reason {
-                            WireStopReason::Normal => StopReason::Normal,
-                            WireStopReason::Shutdown => StopReason::Shutdown,
-                            WireStopReason::Failed(m) => StopReason::Panicked(m),
-                        },
+                        reason: stop_reason_from_wire(reason),
                     });
                 }
             }
@@ -217,11 +213,7 @@ impl NodeInner {
             let peer = peer.clone();
             move |t: Terminated| {
                 peer.state.lock().served.remove(&(to, key));
-                let reason = match t.reason {
-                    StopReason::Shutdown => WireStopReason::Shutdown,
-                    r if r.is_failure() => WireStopReason::Failed(r.to_string()),
-                    _ => WireStopReason::Normal,
-                };
+                let reason = wire_stop_reason(&t.reason);
                 let _ = peer.send(&Traffic::Terminated {
                     id: to,
                     key,
@@ -249,5 +241,44 @@ impl NodeInner {
                 interface: export.interface,
             },
         );
+    }
+}
+
+/// A stop reason as a `Terminated` frame carries it: the reason itself (protocol 4),
+/// so a remote watcher sees what a local one would.
+pub(crate) fn wire_stop_reason(reason: &StopReason) -> WireStopReason {
+    match reason {
+        StopReason::Normal | StopReason::Restarting => WireStopReason::Normal,
+        StopReason::Shutdown => WireStopReason::Shutdown,
+        StopReason::Panicked(m) => WireStopReason::Panicked(m.clone()),
+        StopReason::Failed(m) => WireStopReason::FailedWith(m.clone()),
+        StopReason::LinkFailed(id) => WireStopReason::LinkFailed(id.as_u64()),
+        StopReason::RestartLimit => WireStopReason::RestartLimit,
+        StopReason::StartFailed(m) => WireStopReason::StartFailed(m.clone()),
+        StopReason::NodeLost => WireStopReason::NodeLost,
+        StopReason::Killed => WireStopReason::Killed,
+        StopReason::Unreferenced => WireStopReason::Unreferenced,
+        StopReason::ParentStopped => WireStopReason::ParentStopped,
+        // A reason added to odeon later: its text, as a failure or a normal stop.
+        other if other.is_failure() => WireStopReason::Failed(other.to_string()),
+        _ => WireStopReason::Normal,
+    }
+}
+
+/// The reason a `Terminated` frame carries, as the watcher gets it.
+pub(crate) fn stop_reason_from_wire(reason: WireStopReason) -> StopReason {
+    match reason {
+        WireStopReason::Normal => StopReason::Normal,
+        WireStopReason::Shutdown => StopReason::Shutdown,
+        // Only for a failure the sender had no variant for: its text.
+        WireStopReason::Failed(m) | WireStopReason::Panicked(m) => StopReason::Panicked(m),
+        WireStopReason::FailedWith(m) => StopReason::Failed(m),
+        WireStopReason::LinkFailed(id) => StopReason::LinkFailed(ActorId::from_u64(id)),
+        WireStopReason::RestartLimit => StopReason::RestartLimit,
+        WireStopReason::StartFailed(m) => StopReason::StartFailed(m),
+        WireStopReason::NodeLost => StopReason::NodeLost,
+        WireStopReason::Killed => StopReason::Killed,
+        WireStopReason::Unreferenced => StopReason::Unreferenced,
+        WireStopReason::ParentStopped => StopReason::ParentStopped,
     }
 }

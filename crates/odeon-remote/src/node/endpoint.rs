@@ -5,6 +5,7 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use odeon::remote::{Endpoint, Outgoing, Refusal};
 use odeon::{ActorId, StopReason, SystemHandle, Terminated};
@@ -22,6 +23,9 @@ pub(crate) struct RemoteEndpoint {
     /// Its export token there: what frames address (see [`WireRef::token`]).
     pub(crate) token: u64,
     pub(crate) interface: &'static Interface,
+    /// Set once a watch through this endpoint reported the actor's stop: from then on
+    /// it is known to have stopped (`is_alive` is false, sends fail with `Stopped`).
+    pub(crate) stopped: Arc<AtomicBool>,
 }
 
 impl RemoteEndpoint {
@@ -51,7 +55,7 @@ impl Endpoint for RemoteEndpoint {
     }
 
     fn is_alive(&self) -> bool {
-        !self.peer.is_lost()
+        !self.peer.is_lost() && !self.stopped.load(Ordering::Acquire)
     }
 
     fn send(&self, mut out: Outgoing) -> Result<(), (Refusal, Outgoing)> {
@@ -60,6 +64,9 @@ impl Endpoint for RemoteEndpoint {
         };
         if self.peer.is_lost() {
             return Err((Refusal::Unreachable, out));
+        }
+        if self.stopped.load(Ordering::Acquire) {
+            return Err((Refusal::Stopped, out));
         }
         let payload = match (entry.encode)(&*out.message, &*self.node.codec()) {
             Ok(p) => p,
@@ -126,8 +133,11 @@ impl Endpoint for RemoteEndpoint {
         // Frames and the peer's tables name the actor by its token; the notice names it
         // by its id, as a local watch would.
         let id = self.id();
-        let notify: Box<dyn FnOnce(Terminated) + Send> =
-            Box::new(move |t: Terminated| notify(Terminated { id, ..t }));
+        let stopped = self.stopped.clone();
+        let notify: Box<dyn FnOnce(Terminated) + Send> = Box::new(move |t: Terminated| {
+            stopped.store(true, Ordering::Release);
+            notify(Terminated { id, ..t })
+        });
         let k = (self.token, key.as_u64());
         if self.peer.is_lost() {
             notify(Terminated {

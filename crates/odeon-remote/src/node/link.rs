@@ -68,7 +68,12 @@ pub(super) async fn drive(
             // finish, for at most another `lost_after`: a stuck one does not hold the
             // verdict back longer.
             () = async {
-                tokio::time::sleep_until(down_since + lost_after).await;
+                // `checked_add`: a `lost_after` of `Duration::MAX` ("never") must not
+                // overflow; `sleep` takes any duration.
+                match down_since.checked_add(lost_after) {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => tokio::time::sleep(lost_after).await,
+                }
                 if attempting.load(Ordering::Acquire) {
                     tokio::time::sleep(lost_after).await;
                 }

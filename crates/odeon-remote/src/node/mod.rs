@@ -25,7 +25,7 @@
 
 mod api;
 mod codec;
-mod dispatch;
+pub(crate) mod dispatch;
 mod endpoint;
 mod incarnation;
 mod link;
@@ -403,6 +403,7 @@ impl NodeInner {
             id: wire.id,
             token: wire.token,
             interface,
+            stopped: Arc::default(),
         }))
     }
 

@@ -12,7 +12,7 @@
 //! 3. The schema. Version [`PROTOCOL_VERSION`]; a peer with another version is refused
 //!    during the handshake, before anything else is decoded.
 //!
-//! # Schema, version 3
+//! # Schema, version 4
 //! [`Handshake`], in the order a link opens (see `transport/handshake.rs` for the
 //! protocol and its security argument):
 //! - `Hello { version, from, spake }`: the dialer's protocol version, identity and its
@@ -32,7 +32,10 @@
 //! `crate::migration` and `docs/design/mobility.md` §5). The variants of version 2
 //! keep their encodings (postcard numbers variants in declaration order), but a
 //! version-2 node would close its link at the first new frame, so the version is
-//! bumped and a cluster upgrades all its nodes together.
+//! bumped and a cluster upgrades all its nodes together. Version 4 appends variants
+//! to [`WireStopReason`] (`Panicked` through `ParentStopped`), so that a remote
+//! watcher gets the actor's own [`odeon::StopReason`] rather than a panic carrying
+//! the reason's text; it is bumped for the same reason.
 //!
 //! # Bounds
 //! Every decoded value is bounded by its frame: the frame reader refuses a length
@@ -56,7 +59,7 @@ pub use traffic::{
 };
 
 /// The protocol version this build speaks.
-pub const PROTOCOL_VERSION: u16 = 3;
+pub const PROTOCOL_VERSION: u16 = 4;
 
 /// The most bytes a node name may have.
 pub const MAX_NAME: usize = 255;

@@ -467,12 +467,33 @@ pub enum WireFailure {
 /// Why a watched actor stopped, as far as a remote watcher needs to know.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum WireStopReason {
-    /// Asked to stop, or collected.
+    /// Asked to stop (version 3 also sent it for a kill, a collection and a parent's
+    /// stop).
     Normal,
-    /// A failure (panic, failed link, restart limit).
+    /// A failure, as its `Display` text (version 3's only failure; a version-4 node
+    /// sends it only for a failure it has no variant for).
     Failed(String),
     /// The system shut down.
     Shutdown,
+    /// Version 4: the reason itself, so that a remote watcher sees what a local one
+    /// would. A panic: its message.
+    Panicked(String),
+    /// `Context::fail`: the error's text.
+    FailedWith(String),
+    /// A linked actor failed: its id on this actor's node.
+    LinkFailed(u64),
+    /// A supervisor gave up.
+    RestartLimit,
+    /// `on_start` failed: its message.
+    StartFailed(String),
+    /// Its own view of another node's loss (a linked remote actor's node).
+    NodeLost,
+    /// Killed.
+    Killed,
+    /// Collected: no reference was left.
+    Unreferenced,
+    /// Its parent or supervisor stopped.
+    ParentStopped,
 }
 
 /// An actor ref on the wire: enough to reach the actor from any node of the cluster.
@@ -673,6 +694,35 @@ mod tests {
         assert_eq!(encode(&Traffic::Heartbeat).unwrap(), [17]);
         assert_eq!(encode(&Traffic::Lost).unwrap(), [18]);
         assert_eq!(encode(&Traffic::Unpin { to: 1 }).unwrap(), [33, 1]);
+    }
+
+    #[test]
+    fn every_stop_reason_survives_a_round_trip_and_version_three_keeps_its_encodings() {
+        let reasons = [
+            WireStopReason::Normal,
+            WireStopReason::Failed("text".into()),
+            WireStopReason::Shutdown,
+            WireStopReason::Panicked("boom".into()),
+            WireStopReason::FailedWith("bad input".into()),
+            WireStopReason::LinkFailed(42),
+            WireStopReason::RestartLimit,
+            WireStopReason::StartFailed("no db".into()),
+            WireStopReason::NodeLost,
+            WireStopReason::Killed,
+            WireStopReason::Unreferenced,
+            WireStopReason::ParentStopped,
+        ];
+        for reason in reasons {
+            let frame = Traffic::Terminated {
+                id: 1,
+                key: 2,
+                reason,
+            };
+            let bytes = encode(&frame).unwrap();
+            assert_eq!(decode::<Traffic>(&bytes).unwrap(), frame);
+        }
+        assert_eq!(encode(&WireStopReason::Normal).unwrap(), [0]);
+        assert_eq!(encode(&WireStopReason::Shutdown).unwrap(), [2]);
     }
 
     #[test]

@@ -9,7 +9,12 @@
 
 #[cfg(feature = "tls")]
 pub mod certs;
+pub mod mesh;
 pub mod proxy;
+
+// Each test file uses some of these; the others are unused there.
+#[allow(unused_imports)]
+pub use mesh::{await_mesh, mesh, name_node, node_name, start_tuned};
 
 use std::time::{Duration, Instant};
 

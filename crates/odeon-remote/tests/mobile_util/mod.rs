@@ -7,13 +7,12 @@
     missing_debug_implementations
 )]
 
-use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::common::{Member, eventually, secret};
-use odeon::{Actor, ActorRef, Context, Handler, Message, SystemHandle};
+use crate::common::{Member, eventually, mesh, node_name, start_tuned};
+use odeon::{Actor, ActorRef, Context, Handler, Message};
 use odeon_remote::wire::NodeId;
-use odeon_remote::{MigrateFromHandler, Node, NodeBuilder};
+use odeon_remote::{MigrateFromHandler, NodeBuilder};
 use serde::{Deserialize, Serialize};
 
 pub const WAIT: Duration = Duration::from_secs(30);
@@ -153,42 +152,12 @@ pub fn start(
     seeds: &[std::net::SocketAddr],
     tune: impl FnOnce(NodeBuilder) -> NodeBuilder,
 ) -> Member {
-    let system = odeon::System::new();
-    let mut b = Node::builder(name)
-        .secret(secret())
-        .lost_after(Duration::from_millis(1_500))
-        .gossip_interval(Duration::from_millis(100))
-        .mobile::<Tally>();
-    for s in seeds {
-        b = b.seed(*s);
-    }
-    let node = system
-        .block_on(tune(b).start(&system.handle()))
-        .expect("node starts");
-    NAMES
-        .lock()
-        .unwrap()
-        .push((system.handle(), name.to_string()));
-    Member {
-        system,
-        node: Some(node),
-    }
+    start_tuned(name, seeds, |b| tune(b.mobile::<Tally>()))
 }
 
 /// Nodes that all know each other.
 pub fn cluster(names: &[&str], tune: impl Fn(NodeBuilder) -> NodeBuilder) -> Vec<Member> {
-    let first = start(names[0], &[], &tune);
-    let seed = first.addr();
-    let mut all = vec![first];
-    for n in &names[1..] {
-        all.push(start(n, &[seed], &tune));
-    }
-    let want = names.len() - 1;
-    for m in &all {
-        eventually(WAIT, || (m.node().peers().len() == want).then_some(()))
-            .expect("every node links to every other");
-    }
-    all
+    mesh(names, |_, b| tune(b.mobile::<Tally>()))
 }
 
 pub fn lookup(m: &Member, name: &str) -> ActorRef<Tally> {
@@ -217,9 +186,6 @@ pub fn hosted_on(m: &Member) -> bool {
         .is_ok_and(|at| at == m.node().id().name)
 }
 
-/// Which node runs on which system, so that the actor can say where it runs.
-static NAMES: Mutex<Vec<(SystemHandle, String)>> = Mutex::new(Vec::new());
-
 /// The name of the node the actor runs on.
 #[derive(Serialize, Deserialize)]
 pub struct Where;
@@ -228,14 +194,7 @@ impl Message for Where {
 }
 impl Handler<Where> for Tally {
     fn handle(&mut self, _: Where, cx: &mut Context<Self>) -> String {
-        let system = cx.system();
-        NAMES
-            .lock()
-            .unwrap()
-            .iter()
-            .find(|(s, _)| s.same_system(&system))
-            .map(|(_, n)| n.clone())
-            .unwrap_or_default()
+        node_name(&cx.system())
     }
 }
 

@@ -46,6 +46,11 @@ impl SpawnOptions {
     /// Bounds the mailbox to `capacity` user messages (backpressure): `tell` to a full
     /// mailbox fails with [`TellError::Full`](crate::TellError::Full), and
     /// [`ActorRef::send`](crate::ActorRef::send) waits for room.
+    ///
+    /// Any `capacity` is accepted. With 0 the mailbox is always full: every `tell` and
+    /// `ask` is refused with `Full` (runtime signals and stops still reach the actor).
+    /// A capacity above `usize::MAX >> 3` (tokio's semaphore limit) is taken as that
+    /// limit, which no mailbox reaches.
     pub fn bounded(mut self, capacity: usize) -> Self {
         self.bounded = Some(capacity);
         self
@@ -128,7 +133,9 @@ pub(crate) fn spawn<A: Actor>(
             }
         });
         Box::new(Extras {
-            bound: opts.bounded.map(tokio::sync::Semaphore::new),
+            bound: opts
+                .bounded
+                .map(|c| tokio::sync::Semaphore::new(c.min(tokio::sync::Semaphore::MAX_PERMITS))),
             dedicated,
             mobile: None,
             name: opts.name.map(String::into_boxed_str),

@@ -278,7 +278,9 @@ impl<R> Ask<R> {
             match d.check(cx.waker()) {
                 Status::Waiting => return false,
                 Status::Fired => return true,
-                Status::Abandoned => self.timer = Self::own_timer(self.timeout, Some(d.fallback())),
+                // With no representable due time, `own_timer` waits `timeout`, which
+                // `futures-timer` caps at its far future instead of overflowing.
+                Status::Abandoned => self.timer = Self::own_timer(self.timeout, d.fallback()),
             }
         }
         match &mut self.timer {

@@ -70,10 +70,11 @@ struct Slot {
 
 impl Deadline {
     /// When the ask times out, for an ask that keeps its own timer after the watch
-    /// stopped: the due time if the monitor had set one, else `timeout` from now.
-    pub(crate) fn fallback(&self) -> Instant {
+    /// stopped: the due time if the monitor had set one, else `timeout` from now;
+    /// `None` if that is too far out to represent (`Duration::MAX`: never).
+    pub(crate) fn fallback(&self) -> Option<Instant> {
         let due = self.slot.lock().due;
-        due.unwrap_or_else(|| Instant::now() + self.timeout)
+        due.or_else(|| Instant::now().checked_add(self.timeout))
     }
 
     /// Whether the deadline fired, and otherwise makes `waker` the one woken when it
@@ -405,7 +406,7 @@ mod tests {
         // `timeout` after the registration), not fired.
         let due = watch.tick(start).expect("a deadline is pending");
         assert!(due >= start + WATCHED_MIN);
-        assert_eq!(d.fallback(), due);
+        assert_eq!(d.fallback(), Some(due));
         assert_eq!(d.check(&w), Status::Waiting);
         // Just before its time it still waits.
         assert_eq!(watch.tick(due - Duration::from_millis(1)), Some(due));
@@ -474,5 +475,15 @@ mod tests {
         }
         assert_eq!(count.0.load(Ordering::SeqCst), 3);
         assert!(watch.register(Some(0), WATCHED_MIN, &w).is_none());
+    }
+
+    #[test]
+    fn an_abandoned_deadline_too_far_out_to_represent_has_no_fallback_and_no_panic() {
+        let watch = DeadlineWatch::new(1);
+        let (_count, w) = waker();
+        let never = watch.register(Some(0), Duration::MAX, &w).expect("watched");
+        watch.close();
+        assert_eq!(never.check(&w), Status::Abandoned);
+        assert_eq!(never.fallback(), None);
     }
 }

@@ -386,7 +386,8 @@ impl System {
     /// reached.
     pub fn wait_quiescent(&self, timeout: Option<Duration>) -> bool {
         let sched = &self.handle.shared.sched;
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // A limit too far out to represent (`Duration::MAX`) is no limit.
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         sched.wait_until(deadline, || sched.totals().is_some_and(|t| t[0] == t[1]))
     }
 
@@ -478,14 +479,13 @@ impl System {
         let shared = &self.handle.shared;
         shared.shutting_down.store(true, Ordering::Release);
         shared.root.lock().stop_all(&StopReason::Shutdown, true);
-        let deadline = Instant::now() + shared.config.shutdown_timeout;
+        // A timeout too far out to represent (`Duration::MAX`) waits as long as it takes.
+        let deadline = Instant::now().checked_add(shared.config.shutdown_timeout);
         let sched = &shared.sched;
         let all_stopped = match sched.sim() {
             // Nobody else runs a simulated system's turns: this thread does.
             Some(sim) => sim.shut_down(sched),
-            None => sched.wait_until(Some(deadline), || {
-                sched.totals().is_some_and(|t| t[2] == t[3])
-            }),
+            None => sched.wait_until(deadline, || sched.totals().is_some_and(|t| t[2] == t[3])),
         };
         if !all_stopped {
             tracing::warn!("shutdown timed out: some actors did not stop");
