@@ -184,7 +184,11 @@ impl<A: Actor> Future for SessionFuture<A> {
                 this.session.end(Ended::ActorStopped);
                 return Poll::Ready(());
             }
-            if Pin::new(&mut this.lease).poll(cx).is_ready() {
+            // The lease is looked at once per poll, not per message (a timer poll
+            // costs as much as a small message): a poll handles at most `budget`
+            // messages, so a holder that keeps sending is still cut off within one
+            // turn of the expiry, and this poll registered the timer's waker.
+            if handled == 0 && Pin::new(&mut this.lease).poll(cx).is_ready() {
                 tracing::warn!(
                     actor = %this.cell().id(),
                     lease = ?this.session.lease,
