@@ -154,7 +154,10 @@ pub fn ping(variants: &[&str], n: u64, rounds: usize) -> Result<Vec<Vec<f64>>, S
     }
     system.shutdown();
     println!("ping: {n} messages, one sender, {rounds} interleaved rounds; ns per message");
-    println!("  {:<10} {:<32} {:>10} {:>8}", "variant", "median [min–max]", "vs plain", "target");
+    println!(
+        "  {:<10} {:<32} {:>10} {:>8}",
+        "variant", "median [min–max]", "vs plain", "target"
+    );
     let base = variants
         .iter()
         .position(|v| *v == "plain")
@@ -168,7 +171,10 @@ pub fn ping(variants: &[&str], n: u64, rounds: usize) -> Result<Vec<Vec<f64>>, S
             ),
             _ => (String::new(), String::new()),
         };
-        println!("  {v:<10} {:<32} {ratio:>10} {target:>8}", spread(&samples[i], "ns"));
+        println!(
+            "  {v:<10} {:<32} {ratio:>10} {target:>8}",
+            spread(&samples[i], "ns")
+        );
     }
     Ok(samples)
 }
