@@ -23,6 +23,7 @@ pub(crate) struct Chain {
 unsafe impl Send for Chain {}
 
 impl Chain {
+    #[inline]
     pub(crate) fn new() -> Self {
         Self { ends: None }
     }
@@ -31,6 +32,7 @@ impl Chain {
     ///
     /// # Safety
     /// `node` points to a live `Link` in no queue or chain; the chain owns it now.
+    #[inline]
     pub(crate) unsafe fn push_back(&mut self, node: NonNull<Link>) {
         // SAFETY: the chain owns `node` (caller contract) and no other thread sees it.
         unsafe { node.as_ref() }
@@ -49,6 +51,7 @@ impl Chain {
     }
 
     /// Takes the first node back out (the caller owns it now).
+    #[inline]
     pub(crate) fn pop_front(&mut self) -> Option<NonNull<Link>> {
         let (first, last) = self.ends?;
         self.ends = if first == last {
@@ -61,6 +64,7 @@ impl Chain {
         Some(first)
     }
 
+    #[inline]
     pub(super) fn into_ends(self) -> Option<(NonNull<Link>, NonNull<Link>)> {
         self.ends
     }

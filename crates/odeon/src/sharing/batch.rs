@@ -30,6 +30,7 @@ struct Nodes<A: Actor> {
 }
 
 impl<A: Actor> Nodes<A> {
+    #[inline]
     fn push(&mut self, node: std::ptr::NonNull<Header<A>>) {
         // SAFETY: the node is freshly allocated and in no queue; the chain owns it.
         unsafe { self.chain.push_back(Header::link(node)) };
@@ -101,6 +102,7 @@ impl<A: Actor> std::fmt::Debug for Batch<'_, A> {
 }
 
 impl<'a, A: Actor> Batch<'a, A> {
+    #[inline]
     pub(crate) fn new(actor: &'a ActorRef<A>) -> Self {
         Self {
             actor,
@@ -113,6 +115,7 @@ impl<'a, A: Actor> Batch<'a, A> {
     }
 
     /// Adds a message to the batch.
+    #[inline]
     pub fn tell<M, K>(&mut self, msg: M) -> &mut Self
     where
         M: Message,
@@ -162,6 +165,7 @@ impl<'a, A: Actor> Batch<'a, A> {
     /// its bounded mailbox has fewer free slots than the batch has messages, or, with
     /// [`BatchError::Remote`], if the actor is on another node (a remote ref, or a
     /// mobile actor that has moved away): batches are local only.
+    #[inline]
     pub fn send(self) -> Result<(), BatchError> {
         let Some(cell) = self.actor.local() else {
             return Err(BatchError::Remote);
@@ -174,6 +178,7 @@ impl<'a, A: Actor> Batch<'a, A> {
 }
 
 /// Pushes `nodes` into the actor's mailbox as one run.
+#[inline]
 fn send_nodes<A: Actor>(cell: &Cell<A>, mut nodes: Nodes<A>) -> Result<(), BatchError> {
     if cell.is_stopped() {
         return Err(BatchError::Stopped);
