@@ -476,8 +476,9 @@ mod loom_tests {
         }
     }
 
-    /// A two-node chain and a single node from two producers: all three are consumed
-    /// by one consumer at a time, and nothing lands between the chain's nodes.
+    /// A two-node chain and a single node from two producers: all three are consumed,
+    /// by one consumer at a time, and the queue's EMPTY protocol holds with a chain
+    /// (that nothing lands inside a chain is `chain.rs`'s stress test).
     #[test]
     fn a_chain_is_consumed_whole_and_unbroken() {
         loom::model(|| {
