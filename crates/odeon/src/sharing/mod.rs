@@ -39,11 +39,13 @@
 //!    registry, no tracing. The owner reaches the object with [`Bestowed::with`],
 //!    which takes its `Context` as proof.
 //!
-//! Encore's ping (1,000,000 empty messages from one sender, `odeon-sharing-bench
-//! ping`), in instructions per message under callgrind: plain `tell` about 350,
-//! bestowed about 390 (1.1×), one batch per ping about 320, the whole stream in one
-//! reservation about 350. Encore measured 5.3× for bestow and 4.8× for its atomic
-//! mailbox.
+//! Encore's ping (empty messages from one sender, `odeon-sharing-bench ping`), in
+//! instructions per message under callgrind: plain `tell` about 350, one batch per
+//! ping about 345, the whole stream in one reservation about 330, a bestowed handle
+//! about 395 (1.13×). In CPU time the bestowed handle costs more than that (about
+//! 1.4× plain on a 2-core machine): each use clones the handle's `Arc` on the
+//! sender's thread and drops it on the owner's, so its count moves between cores on
+//! every use. Encore measured 5.3× for bestow and 4.8× for its atomic mailbox.
 //!
 //! # Across nodes: what happens today
 //!
