@@ -43,9 +43,10 @@
 //! instructions per message under callgrind: plain `tell` about 350, one batch per
 //! ping about 345, the whole stream in one reservation about 330, a bestowed handle
 //! about 395 (1.13×). In CPU time the bestowed handle costs more than that (about
-//! 1.4× plain on a 2-core machine), most likely because each use clones the handle's `Arc` on the
-//! sender's thread and drops it on the owner's, so its count moves between cores on
-//! every use. Encore measured 5.3× for bestow and 4.8× for its atomic mailbox.
+//! 1.4× plain on a 2-core machine), most likely because each use clones the handle's
+//! `Arc` on the sender's thread and drops it on the owner's, so its count moves
+//! between cores on every use. Encore measured 5.3× for bestow and 4.8× for its
+//! atomic mailbox.
 //!
 //! # Across nodes: what happens today
 //!
