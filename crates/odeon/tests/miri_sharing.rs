@@ -1,8 +1,9 @@
 //! The unsafe paths of `sharing/` end to end, sized so that they also run under Miri
 //! (`cargo +nightly miri test -p odeon --test miri_sharing`, in `.ci/run`): a batch's
-//! turn node and the held queue it fills, a reservation's session future parked as
+//! chain of nodes pushed as one, a reservation's session future parked as
 //! the actor's async handler (with its raw cell pointer) and its own node queue, and a
-//! bestowed object's slot reached through a signal on the owner's turn, then revoked.
+//! bestowed object's slot reached through a job node (its header rewritten for the
+//! owner's type) on the owner's turn, then revoked.
 
 use std::time::Duration;
 

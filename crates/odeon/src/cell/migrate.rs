@@ -138,6 +138,11 @@ impl<A: Actor> Cell<A> {
         }
     }
 
+    /// Whether this cell is the stub of an actor that moved to another node.
+    pub(crate) fn has_moved(&self) -> bool {
+        self.flags.load(Ordering::Acquire) & MOVED != 0
+    }
+
     /// The actor's birth identity as this cell knows it: an arrived actor's own, or
     /// a stub's from its route. Cold: only `==` of two different local cells reads it.
     #[cold]

@@ -363,6 +363,17 @@ impl<A: Actor> Cell<A> {
         self.push_node(signal_node(f));
     }
 
+    /// Pushes a chain of nodes as one (an atomic batch): nothing from another sender
+    /// lands between them.
+    pub(crate) fn push_chain(&self, chain: crate::mailbox::chain::Chain) {
+        // SAFETY: the chain owns its nodes, freshly allocated and in no queue; they stay
+        // alive until popped (nodes are only freed by deliver/discard).
+        let push = unsafe { self.mailbox.push_chain(&self.mailbox_head, chain) };
+        if push == Some(Push::WasEmpty) {
+            self.schedule(Placement::Slot, true);
+        }
+    }
+
     pub(crate) fn push_node(&self, node: NonNull<Header<A>>) {
         // SAFETY: the node is freshly allocated and owned by no queue; it stays alive
         // until popped (nodes are only freed by deliver/discard).

@@ -34,6 +34,8 @@
 //! difference against `crossbeam_queue::SegQueue` plus such a flag.
 
 pub(crate) mod alloc;
+pub(crate) mod chain;
+pub(crate) mod job;
 pub(crate) mod node;
 pub(crate) mod queue;
 mod recycle;

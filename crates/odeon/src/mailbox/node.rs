@@ -81,8 +81,8 @@ pub(crate) struct Peek {
 /// The start of every node: the queue link, then the vtable.
 #[repr(C)]
 pub(crate) struct Header<A: Actor> {
-    link: Link,
-    vtable: &'static NodeVTable<A>,
+    pub(super) link: Link,
+    pub(super) vtable: &'static NodeVTable<A>,
 }
 
 impl<A: Actor> Header<A> {

@@ -22,13 +22,15 @@ use std::ptr::{self, NonNull};
 
 use crate::loom::{AtomicPtr, Ordering};
 
+pub(crate) use super::chain::Chain;
+
 const EMPTY: usize = 1;
 
 /// The intrusive link every queued node starts with (`#[repr(C)]`, offset 0).
 #[repr(C)]
 #[derive(Debug)]
 pub(crate) struct Link {
-    next: AtomicPtr<Link>,
+    pub(super) next: AtomicPtr<Link>,
 }
 
 impl Link {
@@ -131,11 +133,35 @@ impl Queue {
     /// stays alive until the consumer pops it.
     #[inline]
     pub(crate) unsafe fn push(&self, head: &Head, node: NonNull<Link>) -> Push {
-        let node = node.as_ptr();
         // SAFETY: the caller owns `node` until it is linked.
-        unsafe { self.link(node) }
+        unsafe { self.link(node.as_ptr()) }
             .next
             .store(ptr::null_mut(), Ordering::Relaxed);
+        // SAFETY: a one-node chain; caller contract.
+        unsafe { self.link_last(head, node.as_ptr(), node.as_ptr()) }
+    }
+
+    /// Appends every node of `chain`, in order, as one step: the same single `swap` as
+    /// a push, so no other producer's node can land between them (atomic batches,
+    /// `sharing/batch.rs`). The consumer pops them one by one, as pushed singly.
+    ///
+    /// # Safety
+    /// `head` is this queue's; the chain's nodes stay alive until the consumer pops
+    /// them.
+    #[inline]
+    pub(crate) unsafe fn push_chain(&self, head: &Head, chain: Chain) -> Option<Push> {
+        let (first, last) = chain.into_ends()?;
+        // SAFETY: the chain linked first..last and ended `last` with null; it owned
+        // the nodes, which now pass to the queue (caller contract).
+        Some(unsafe { self.link_last(head, first.as_ptr(), last.as_ptr()) })
+    }
+
+    /// Publishes the linked nodes `first..=last` (`last.next` is null).
+    ///
+    /// # Safety
+    /// As for [`Queue::push`], for every node of the run.
+    #[inline]
+    unsafe fn link_last(&self, head: &Head, first: *mut Link, node: *mut Link) -> Push {
         // AcqRel: Release publishes the node's payload to the consumer's Acquire load of
         // `next`; Acquire pairs with `mark_empty`'s Release so that a push that finds the
         // mark sees everything the last activation did before it went idle.
@@ -147,7 +173,7 @@ impl Queue {
         // Release pairs with the Acquire loads of `next` in `pop`.
         unsafe { self.link(prev) }
             .next
-            .store(node, Ordering::Release);
+            .store(first, Ordering::Release);
         if was_empty {
             Push::WasEmpty
         } else {
@@ -273,6 +299,13 @@ impl TestQueue {
     pub(crate) unsafe fn push(&self, node: NonNull<Link>) -> Push {
         // SAFETY: caller contract.
         unsafe { self.queue.push(&self.head, node) }
+    }
+
+    /// # Safety
+    /// As for [`Queue::push_chain`].
+    pub(crate) unsafe fn push_chain(&self, chain: Chain) -> Option<Push> {
+        // SAFETY: caller contract.
+        unsafe { self.queue.push_chain(&self.head, chain) }
     }
 
     /// # Safety
@@ -441,6 +474,48 @@ mod loom_tests {
             );
             loom::thread::yield_now();
         }
+    }
+
+    /// A two-node chain and a single node from two producers: all three are consumed,
+    /// by one consumer at a time, and the queue's EMPTY protocol holds with a chain
+    /// (that nothing lands inside a chain is `chain.rs`'s stress test).
+    #[test]
+    fn a_chain_is_consumed_whole_and_unbroken() {
+        loom::model(|| {
+            let c = Arc::new(Consumer {
+                queue: TestQueue::new(),
+                consuming: AtomicBool::new(false),
+                consumed: AtomicUsize::new(0),
+            });
+            // SAFETY: inside the Arc (final address), not shared yet.
+            unsafe { c.queue.init(true) };
+            let chained = {
+                let c = c.clone();
+                loom::thread::spawn(move || {
+                    let mut chain = Chain::new();
+                    // SAFETY: fresh nodes, owned by the chain, then by the queue.
+                    unsafe {
+                        chain.push_back(node());
+                        chain.push_back(node());
+                        if c.queue.push_chain(chain) == Some(Push::WasEmpty) {
+                            consume(&c);
+                        }
+                    }
+                })
+            };
+            let single = {
+                let c = c.clone();
+                loom::thread::spawn(move || {
+                    // SAFETY: fresh node, handed to the queue.
+                    if unsafe { c.queue.push(node()) } == Push::WasEmpty {
+                        consume(&c);
+                    }
+                })
+            };
+            chained.join().unwrap();
+            single.join().unwrap();
+            assert_eq!(c.consumed.load(Ordering::SeqCst), 3, "a message was lost");
+        });
     }
 
     #[test]

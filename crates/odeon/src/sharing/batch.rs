@@ -1,39 +1,53 @@
 //! Atomic batches: a group of messages handled back to back.
 //!
-//! A batch is built on the sender's side as ordinary message nodes, then sent as one
-//! runtime signal. When the signal reaches the front of the mailbox, it moves the
-//! nodes, in order, into the turn's *held* queue, which the turn always drains before
-//! it pops the mailbox again. Nothing from another sender can get in between, yet each
-//! message is still one delivery: the turn's budget counts them, an async handler in
-//! the batch suspends the turn as usual, and a long batch ends its turn at the budget
-//! and carries on in the next one (other actors run meanwhile; this actor's mailbox
-//! still waits, because the held queue comes first).
+//! A batch is built on the sender's side as ordinary message nodes, linked to each
+//! other in order (a [`Chain`]), and pushed into the mailbox as one: the same single
+//! `swap` a plain `tell` does, so no other sender's node can land between them. The
+//! turn then pops them one by one like any mail: each is one delivery, counted against
+//! the turn's budget, and an async handler in the batch suspends the turn as usual
+//! (macro-step: nothing else is handled meanwhile). A long batch ends its turn at the
+//! budget and carries on in the next one; other actors run meanwhile, and nothing can
+//! have entered the mailbox between its messages.
 //!
-//! The plain `tell` path is not touched: the held queue already existed (stash and
-//! supervision use it), and the turn already drains it first.
+//! So a batch of one costs what a `tell` costs (one node, one push), and a batch of
+//! `n` costs `n` nodes and one push. The plain `tell` path is not touched.
 
-use std::ptr::NonNull;
+use std::marker::PhantomData;
 
 use crate::cell::Cell;
+use crate::mailbox::chain::Chain;
 use crate::mailbox::node::{Header, message_node};
 use crate::refs::ask;
 use crate::{Actor, ActorRef, Ask, Handles, Message};
 
 use super::BatchError;
 
-/// Message nodes owned by a batch until the actor's turn takes them.
-struct Nodes<A: Actor>(Vec<NonNull<Header<A>>>);
+/// Message nodes owned by a batch until they are pushed.
+struct Nodes<A: Actor> {
+    chain: Chain,
+    len: usize,
+    actor: PhantomData<fn(A)>,
+}
 
-// SAFETY: every node owns a message of a `Send + 'static` type (and, for an ask, a
-// reply channel that is `Send`); nothing else points at the nodes.
-unsafe impl<A: Actor> Send for Nodes<A> {}
+impl<A: Actor> Nodes<A> {
+    #[inline]
+    fn push(&mut self, node: std::ptr::NonNull<Header<A>>) {
+        // SAFETY: the node is freshly allocated and in no queue; the chain owns it.
+        unsafe { self.chain.push_back(Header::link(node)) };
+        self.len += 1;
+    }
+}
 
 impl<A: Actor> Drop for Nodes<A> {
     fn drop(&mut self) {
-        for node in self.0.drain(..) {
-            // SAFETY: the node is owned by this batch and no queue holds it; its ask,
-            // if any, learns that the actor stopped.
-            unsafe { (Header::vtable(node).discard)(node) };
+        while let Some(link) = self.chain.pop_front() {
+            // SAFETY: every link in the chain is a node of actor type `A` (`push`),
+            // owned by this batch and in no queue; its ask, if any, learns that the
+            // actor stopped.
+            unsafe {
+                let node = Header::<A>::from_link(link);
+                (Header::vtable(node).discard)(node);
+            }
         }
     }
 }
@@ -76,38 +90,38 @@ impl<A: Actor> Drop for Nodes<A> {
 pub struct Batch<'a, A: Actor> {
     actor: &'a ActorRef<A>,
     nodes: Nodes<A>,
-    /// User messages (each takes a slot of a bounded mailbox).
-    users: usize,
 }
 
 impl<A: Actor> std::fmt::Debug for Batch<'_, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Batch")
             .field("actor", &self.actor.id())
-            .field("len", &self.nodes.0.len())
+            .field("len", &self.nodes.len)
             .finish()
     }
 }
 
 impl<'a, A: Actor> Batch<'a, A> {
+    #[inline]
     pub(crate) fn new(actor: &'a ActorRef<A>) -> Self {
         Self {
             actor,
-            nodes: Nodes(Vec::new()),
-            users: 0,
+            nodes: Nodes {
+                chain: Chain::new(),
+                len: 0,
+                actor: PhantomData,
+            },
         }
     }
 
     /// Adds a message to the batch.
+    #[inline]
     pub fn tell<M, K>(&mut self, msg: M) -> &mut Self
     where
         M: Message,
         A: Handles<M, K>,
     {
-        self.nodes
-            .0
-            .push(message_node(A::__vtables().tell, msg, ()));
-        self.users += 1;
+        self.nodes.push(message_node(A::__vtables().tell, msg, ()));
         self
     }
 
@@ -131,67 +145,61 @@ impl<'a, A: Actor> Batch<'a, A> {
         };
         let (reply, ask) = ask::pair(cell.shared());
         self.nodes
-            .0
             .push(message_node(A::__vtables().ask, msg, reply));
-        self.users += 1;
         ask
     }
 
     /// Number of messages in the batch.
     pub fn len(&self) -> usize {
-        self.nodes.0.len()
+        self.nodes.len
     }
 
     /// Whether the batch holds no message.
     pub fn is_empty(&self) -> bool {
-        self.nodes.0.is_empty()
+        self.nodes.len == 0
     }
 
     /// Sends the batch: its messages are handled in order, back to back.
     ///
     /// Fails, dropping the messages (their asks fail), if the actor has stopped, if
-    /// its bounded mailbox has fewer free slots than the batch has messages, or if the
-    /// actor is on another node (batches to remote actors are not supported yet).
+    /// its bounded mailbox has fewer free slots than the batch has messages, or, with
+    /// [`BatchError::Remote`], if the actor is on another node (a remote ref, or a
+    /// mobile actor that has moved away): batches are local only.
+    #[inline]
     pub fn send(self) -> Result<(), BatchError> {
         let Some(cell) = self.actor.local() else {
             return Err(BatchError::Remote);
         };
-        if self.nodes.0.is_empty() {
+        if self.nodes.len == 0 {
             return Ok(());
         }
-        send_nodes(cell, self.nodes, self.users)
+        send_nodes(cell, self.nodes)
     }
 }
 
-/// Moves `nodes` into the actor's held queue, in one step of its turn.
-fn send_nodes<A: Actor>(cell: &Cell<A>, nodes: Nodes<A>, users: usize) -> Result<(), BatchError> {
+/// Pushes `nodes` into the actor's mailbox as one run.
+#[inline]
+fn send_nodes<A: Actor>(cell: &Cell<A>, mut nodes: Nodes<A>) -> Result<(), BatchError> {
     if cell.is_stopped() {
         return Err(BatchError::Stopped);
     }
-    // A bounded mailbox: the batch takes its slots now and gives them back when its
-    // messages leave the mailbox for the held queue (the turn frees a slot only for
-    // what it pops from the mailbox itself).
+    if cell.has_moved() {
+        // A stub forwards mail one message at a time; the run would not stay whole.
+        return Err(BatchError::Remote);
+    }
+    // A bounded mailbox: the batch takes all its slots now or none; the turn gives
+    // each back as it pops the message, as for a `tell`.
     if let Some(bound) = cell.semaphore() {
-        let n = u32::try_from(users).map_err(|_| BatchError::Full)?;
+        let n = u32::try_from(nodes.len).map_err(|_| BatchError::Full)?;
         match bound.try_acquire_many(n) {
             Ok(permit) => permit.forget(),
             Err(tokio::sync::TryAcquireError::NoPermits) => return Err(BatchError::Full),
             Err(tokio::sync::TryAcquireError::Closed) => return Err(BatchError::Stopped),
         }
     }
-    cell.signal(move |cell: &Cell<A>| {
-        let mut nodes = nodes;
-        if let Some(bound) = cell.semaphore() {
-            bound.add_permits(users);
-        }
-        // SAFETY: signals run on the actor's turn, with no other borrow of `life`.
-        let life = unsafe { cell.life() };
-        // Appended, not put in front: while the actor runs, the turn only pops the
-        // mailbox (where this signal was) once the held queue is empty, so the batch
-        // lands in front of everything that came after it. While it awaits a
-        // supervisor's restart, earlier held messages stay before it (FIFO per pair).
-        life.held.extend(nodes.0.drain(..));
-    });
+    // The chain leaves `nodes` (whose drop then has nothing to discard).
+    let chain = std::mem::replace(&mut nodes.chain, Chain::new());
+    cell.push_chain(chain);
     Ok(())
 }
 

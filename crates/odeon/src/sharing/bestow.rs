@@ -19,6 +19,7 @@ use tokio::sync::oneshot;
 
 use super::BestowError;
 use crate::cell::Cell;
+use crate::mailbox::job::Job;
 use crate::{Actor, ActorId, Context, Message};
 
 /// An object type that handles message `M` when used through a [`Bestowed`] handle.
@@ -29,9 +30,6 @@ pub trait Serve<M: Message>: Send + 'static {
     /// Handles `msg` and returns the reply.
     fn serve(&mut self, msg: M) -> M::Reply;
 }
-
-/// A unit of work for the object, run on the owner's turn.
-type Job = Box<dyn FnOnce() + Send>;
 
 /// The owner, with its actor type erased.
 trait Owner: Send + Sync {
@@ -50,9 +48,9 @@ impl<O: Actor> Owner for OwnerCell<O> {
         if self.0.is_stopped() {
             return Err(job);
         }
-        // A signal is dropped undelivered if the owner stops first; the job's reply
-        // channel then tells the caller.
-        self.0.signal(move |_| job());
+        // A job is dropped undelivered if the owner stops first; its reply channel
+        // then tells the caller.
+        self.0.push_node(job.into_node::<O>());
         Ok(())
     }
 
@@ -90,8 +88,9 @@ impl<T> Slot<T> {
 ///
 /// [`tell`](Bestowed::tell) and [`ask`](Bestowed::ask) run the object's
 /// [`Serve`] impl on the owner's turn, one use at a time, between the owner's own
-/// messages (macro-step and isolation hold). Each use costs one message node, as a
-/// plain `tell` does, plus one boxed closure. The owner reaches the object directly
+/// messages (macro-step and isolation hold). Each use costs one node and one push,
+/// as a plain `tell` does: the node holds the use (message, handle, reply channel)
+/// inline. The owner reaches the object directly
 /// with [`with`](Bestowed::with) and can [`revoke`](Bestowed::revoke) it. Once the
 /// owner has stopped, uses fail with [`BestowError::OwnerStopped`]; once it is
 /// revoked, with [`BestowError::Revoked`]. Handles to objects of actors on other
@@ -185,7 +184,7 @@ impl<T: Send + 'static> Bestowed<T> {
     {
         self.check()?;
         let slot = self.slot.clone();
-        let job: Job = Box::new(move || {
+        let job = Job::new(move || {
             // SAFETY: jobs run on the owner's turn (`Owner::run`), with no other
             // borrow of the object.
             if let Some(object) = unsafe { slot.object() } {
@@ -208,7 +207,7 @@ impl<T: Send + 'static> Bestowed<T> {
         }
         let (tx, rx) = oneshot::channel();
         let slot = self.slot.clone();
-        let job: Job = Box::new(move || {
+        let job = Job::new(move || {
             // SAFETY: as in `tell`.
             let out = match unsafe { slot.object() } {
                 Some(object) => Ok(object.serve(msg)),
@@ -258,7 +257,7 @@ impl<T: Send + 'static> Bestowed<T> {
         }
         let (tx, rx) = oneshot::channel();
         let slot = self.slot.clone();
-        let job: Job = Box::new(move || {
+        let job = Job::new(move || {
             // SAFETY: as in `tell`.
             let out = match unsafe { slot.object() } {
                 Some(object) => Ok(f(object)),

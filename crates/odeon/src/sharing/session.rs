@@ -7,8 +7,8 @@
 //! empty, when the lease expires, when a stop is requested or a handler asks for one,
 //! or when the actor is killed or fails (then the turn drops it).
 
-use std::collections::VecDeque;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use crate::Actor;
 use crate::cell::Cell;
+use crate::mailbox::chain::Chain;
 use crate::mailbox::node::{Delivered, Header, PendingFuture};
 use crate::sync::Mutex;
 
@@ -35,7 +36,11 @@ pub(super) enum State {
 }
 
 pub(super) struct Queue<A: Actor> {
-    pub(super) nodes: VecDeque<NonNull<Header<A>>>,
+    /// Intrusive, like the mailbox: a holder that sends faster than the actor handles
+    /// grows no buffer (a `VecDeque` here cost page faults per message in the ping
+    /// benchmark).
+    nodes: Chain,
+    actor: PhantomData<fn(A)>,
     pub(super) waker: Option<Waker>,
     pub(super) state: State,
 }
@@ -56,7 +61,8 @@ impl<A: Actor> Session<A> {
     pub(super) fn new(lease: Duration) -> Self {
         Self {
             queue: Mutex::new(Queue {
-                nodes: VecDeque::new(),
+                nodes: Chain::new(),
+                actor: PhantomData,
                 waker: None,
                 state: State::Waiting,
             }),
@@ -80,7 +86,8 @@ impl<A: Actor> Session<A> {
             if q.state != State::Active {
                 return Err(msg);
             }
-            q.nodes.push_back(node(msg));
+            // SAFETY: a fresh node in no queue; the chain owns it now.
+            unsafe { q.nodes.push_back(Header::link(node(msg))) };
             q.waker.take()
         };
         if let Some(w) = waker {
@@ -113,12 +120,25 @@ impl<A: Actor> Session<A> {
             }
             q.state = State::Ended(why);
             q.waker = None;
-            std::mem::take(&mut q.nodes)
+            std::mem::replace(&mut q.nodes, Chain::new())
         };
-        for node in dropped {
-            // SAFETY: the node was taken out of the queue and is owned here.
-            unsafe { (Header::vtable(node).discard)(node) };
+        let mut dropped = dropped;
+        while let Some(link) = dropped.pop_front() {
+            // SAFETY: the chain holds only nodes of actor type `A` (`push`), taken out
+            // of the session and owned here.
+            unsafe {
+                let node = Header::<A>::from_link(link);
+                (Header::vtable(node).discard)(node);
+            }
         }
+    }
+}
+
+impl<A: Actor> Drop for Session<A> {
+    fn drop(&mut self) {
+        // Nodes still queued (none, if the session ended as it should) are freed, not
+        // leaked; their asks fail.
+        self.end(Ended::ActorStopped);
     }
 }
 
@@ -184,7 +204,11 @@ impl<A: Actor> Future for SessionFuture<A> {
                 this.session.end(Ended::ActorStopped);
                 return Poll::Ready(());
             }
-            if Pin::new(&mut this.lease).poll(cx).is_ready() {
+            // The lease is looked at once per poll, not per message (a timer poll
+            // costs as much as a small message): a poll handles at most `budget`
+            // messages, so a holder that keeps sending is still cut off within one
+            // turn of the expiry, and this poll registered the timer's waker.
+            if handled == 0 && Pin::new(&mut this.lease).poll(cx).is_ready() {
                 tracing::warn!(
                     actor = %this.cell().id(),
                     lease = ?this.session.lease,
@@ -202,7 +226,8 @@ impl<A: Actor> Future for SessionFuture<A> {
             let node = {
                 let mut q = this.session.queue.lock();
                 match q.nodes.pop_front() {
-                    Some(node) => node,
+                    // SAFETY: the chain holds only nodes of actor type `A` (`push`).
+                    Some(link) => unsafe { Header::<A>::from_link(link) },
                     None => match q.state {
                         State::Released => {
                             drop(q);
