@@ -272,8 +272,9 @@ impl<A: Actor> Cell<A> {
         {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
             let base = Arc::as_ptr(self).cast::<i8>();
-            // Two lines from the cell's start cover groups 1 and 2 wherever the
-            // allocation sits in a line (the cell is not line-aligned).
+            // Three lines from the cell's start cover groups 1 and 2 (group 2 ends about
+            // 100 bytes in) wherever the allocation sits in a line: the cell is not
+            // line-aligned.
             for line in [0usize, 64, 128] {
                 // A prefetch never faults and never dereferences in the language's
                 // sense; `wrapping_add` keeps the address computation defined even if
