@@ -230,10 +230,17 @@ pub fn initial(objects: usize, seed: u64) -> (Field, Vec<Obj>) {
     (field, objs)
 }
 
+/// Whether [`decide`] can choose anything but [`Intent::Stay`] for this kind: only
+/// creatures act; trees and planets always stay (their changes are the cell's
+/// resolution). The actor world asks only these objects for an intent.
+pub fn decides(kind: Kind) -> bool {
+    kind == Kind::Creature
+}
+
 /// Chooses an object's intent for `tick` from its state, the summary of its cell at
 /// the end of the previous tick, and its random word. Pure.
 pub fn decide(o: &Obj, cell: CellSummary, field: &Field, tick: u64) -> Intent {
-    if o.kind != Kind::Creature {
+    if !decides(o.kind) {
         return Intent::Stay;
     }
     let r = roll(field.seed, o.id, tick);

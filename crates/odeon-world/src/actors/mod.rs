@@ -5,8 +5,9 @@
 //! 1. the coordinator tells every region `Start(t)`;
 //! 2. a region computes its cells' summaries from the state it committed at `t - 1` and
 //!    sends each of its objects a `Step` (that state, applied first, and the summary);
-//! 3. each object decides ([`rules::decide`]) and reports its
-//!    state and intent to the region;
+//! 3. each creature decides ([`rules::decide`]) and reports its state and intent to
+//!    the region; a tree or a planet only takes its state, since its intent is always
+//!    `Stay` ([`rules::decides`]) and the region files that itself;
 //! 4. with every report in, the region sorts them by `(cell, id)` and resolves each
 //!    cell ([`rules::resolve_cell`]); it spawns the
 //!    newborns, stops the dead, and sends exactly one `Border` (the emigrants, perhaps

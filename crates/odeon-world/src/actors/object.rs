@@ -29,6 +29,10 @@ pub(crate) struct Step {
     pub(crate) state: Obj,
     pub(crate) summary: CellSummary,
     pub(crate) region: Option<ActorRef<Region>>,
+    /// Whether the region waits for a [`Report`]: only for objects that decide
+    /// ([`rules::decides`]); the intent of a tree or a planet is always `Stay`, so the
+    /// region files it itself and the `Step` is a one-way tell.
+    pub(crate) report: bool,
 }
 
 impl Message for Step {
@@ -40,6 +44,9 @@ impl Handler<Step> for ObjectActor {
         self.obj = msg.state;
         if msg.region.is_some() {
             self.region = msg.region;
+        }
+        if !msg.report {
+            return;
         }
         let intent = rules::decide(&self.obj, msg.summary, &self.field, msg.tick);
         let report = Report {

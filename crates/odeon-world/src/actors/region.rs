@@ -21,6 +21,10 @@ pub(crate) struct Member {
 /// exactly eight, so it knows when every emigrant has arrived.
 const NEIGHBOURS: usize = 8;
 
+/// How many members ahead of the current send a region prefetches (enough misses in
+/// flight to cover memory latency, few enough not to evict what is still needed).
+const PREFETCH_AHEAD: usize = 8;
+
 pub(crate) struct Region {
     field: Arc<Field>,
     at: (u16, u16),
@@ -229,16 +233,30 @@ impl Handler<Start> for Region {
         }
         self.reports.clear();
         self.reports.resize(self.members.len(), None);
-        self.outstanding = self.members.len();
+        self.outstanding = 0;
         let me = cx.myself();
-        for (slot, m) in self.members.iter_mut().enumerate() {
+        for slot in 0..self.members.len() {
+            // The refs ahead are likely cold (100,000 actors do not fit in a cache):
+            // start loading them now so that their misses overlap this send's.
+            if let Some(ahead) = self.members.get(slot + PREFETCH_AHEAD) {
+                ahead.actor.prefetch();
+            }
+            let m = &mut self.members[slot];
             let local = (m.obj.y as usize % r) * r + m.obj.x as usize % r;
+            let report = rules::decides(m.obj.kind);
+            if report {
+                self.outstanding += 1;
+            } else {
+                // What the object would report: its state as given, and `Stay`.
+                self.reports[slot] = Some((m.obj, Intent::Stay));
+            }
             let step = Step {
                 tick: msg.tick,
                 slot: slot as u32,
                 state: m.obj,
                 summary: summaries[local],
                 region: std::mem::take(&mut m.fresh).then(|| me.clone()),
+                report,
             };
             if m.actor.tell(step).is_err() {
                 cx.fail("an object stopped outside the rules");

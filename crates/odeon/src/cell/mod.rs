@@ -266,6 +266,34 @@ impl<A: Actor> Cell<A> {
         Task::new(self.raw().cast())
     }
 
+    /// Asks the processor to start loading the lines a send touches (`mailbox_head`,
+    /// then `flags`, `shared` and `extras`: see the layout above) without waiting for
+    /// them. A send's atomic swap orders every load before it, so a sender telling
+    /// many cold actors in a row pays one full cache miss after another; prefetched a
+    /// few sends ahead, the misses overlap.
+    #[inline]
+    pub(crate) fn prefetch(self: &Arc<Self>) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let base = Arc::as_ptr(self).cast::<i8>();
+            // Three lines from the cell's start cover groups 1 and 2 (group 2 ends about
+            // 100 bytes in) wherever the allocation sits in a line: the cell is not
+            // line-aligned.
+            for line in [0usize, 64, 128] {
+                // A prefetch never faults and never dereferences in the language's
+                // sense; `wrapping_add` keeps the address computation defined even if
+                // it pointed past the allocation.
+                #[allow(unused_unsafe)]
+                // SAFETY: `_mm_prefetch` is only `unsafe` before Rust 1.87 (it needs
+                // SSE, which every x86_64 has); it reads nothing the program can see.
+                unsafe {
+                    _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(line));
+                }
+            }
+        }
+    }
+
     fn bound(&self) -> Option<&tokio::sync::Semaphore> {
         self.extras.as_ref().and_then(|e| e.bound.as_ref())
     }

@@ -155,6 +155,39 @@ impl<A: Actor> ActorRef<A> {
         }
     }
 
+    /// A hint, for a sender about to tell many actors that may be cold: starts
+    /// loading into the cache the part of this actor a send touches, without waiting.
+    /// Called a few refs ahead in a loop of tells (e.g. `refs[i + 8].prefetch()` before
+    /// `refs[i].tell(..)`), it lets the cache misses of the sends overlap instead of
+    /// following one another. It changes nothing observable: no message, no ordering.
+    /// A no-op for a ref to another node and on processors other than x86_64.
+    ///
+    /// ```
+    /// use odeon::{Actor, Context, Handler, Message, System};
+    /// struct Counter(u64);
+    /// impl Actor for Counter {}
+    /// struct Add(u64);
+    /// impl Message for Add { type Reply = (); }
+    /// impl Handler<Add> for Counter {
+    ///     fn handle(&mut self, m: Add, _: &mut Context<Self>) { self.0 += m.0; }
+    /// }
+    /// let system = System::new();
+    /// let cells: Vec<_> = (0..100).map(|_| system.spawn(Counter(0))).collect();
+    /// for (i, c) in cells.iter().enumerate() {
+    ///     if let Some(ahead) = cells.get(i + 8) {
+    ///         ahead.prefetch();
+    ///     }
+    ///     c.tell(Add(1)).unwrap();
+    /// }
+    /// system.shutdown();
+    /// ```
+    #[inline]
+    pub fn prefetch(&self) {
+        if let Target::Local(cell) = &self.target {
+            cell.prefetch();
+        }
+    }
+
     /// The name given with [`SpawnOptions::name`](crate::SpawnOptions::name), if any.
     /// (`None` for a ref to an actor on another node: names do not travel.)
     ///
