@@ -8,7 +8,7 @@ use odeon::{ActorId, StopReason, Terminated};
 use super::peer::{Peer, Pending, Served};
 use super::{Export, NodeInner};
 use crate::interface::{ReplyRoute, ask_error};
-use crate::wire::{Outcome, Traffic, WireFailure, WireStopReason};
+use crate::wire::{Outcome, Traffic, WireFailure, WireStopReason, WireTrace};
 
 /// What a link's reader keeps between frames.
 #[derive(Default)]
@@ -19,6 +19,13 @@ pub(crate) struct Inbound {
     /// when the actor has stopped, and then delivery fails as the lookup would have
     /// (`Stopped`).
     last: Option<(u64, Export)>,
+}
+
+/// Runs `f` (a delivery) with the sender's trace context current, so that the
+/// message it sends to a local actor carries it (`observe/`); without the `observe`
+/// feature, the context is ignored.
+fn traced(trace: WireTrace, f: impl FnOnce()) {
+    crate::observe::in_trace(trace, f);
 }
 
 impl NodeInner {
@@ -33,25 +40,39 @@ impl NodeInner {
                 to,
                 message,
                 payload,
-            } => {
-                if let Err(f) = self.deliver(inbound, to, &message, &payload, None) {
-                    tracing::warn!(peer = %peer.id, to, %message, failure = ?f, "remote tell not delivered");
-                }
-            }
+            } => self.remote_tell(peer, inbound, to, &message, &payload),
+            Traffic::TracedTell {
+                to,
+                message,
+                payload,
+                trace,
+            } => traced(trace, || {
+                self.remote_tell(peer, inbound, to, &message, &payload);
+            }),
             Traffic::Ask {
                 to,
                 request,
                 message,
                 payload,
-            } => {
-                let route = self.route(peer, request);
-                let reply_on_error = self.route(peer, request);
-                if let Err(f) = self.deliver(inbound, to, &message, &payload, Some(route)) {
-                    tracing::warn!(peer = %peer.id, to, %message, failure = ?f, "remote ask refused");
-                    reply_on_error(Outcome::Failed(f));
-                }
-            }
+            } => self.remote_ask(peer, inbound, to, request, &message, &payload),
+            Traffic::TracedAsk {
+                to,
+                request,
+                message,
+                payload,
+                trace,
+            } => traced(trace, || {
+                self.remote_ask(peer, inbound, to, request, &message, &payload);
+            }),
             Traffic::Reply { request, outcome } => self.complete(peer, request, outcome),
+            Traffic::TracedReply {
+                request,
+                outcome,
+                trace,
+            } => {
+                crate::observe::replied(&peer.id, request, trace);
+                self.complete(peer, request, outcome);
+            }
             Traffic::Stop { to } => {
                 if let Some(e) = self.export(to) {
                     (e.interface.ops.stop)(&*e.target);
@@ -142,6 +163,36 @@ impl NodeInner {
         }
     }
 
+    fn remote_tell(
+        self: &Arc<Self>,
+        peer: &Arc<Peer>,
+        inbound: &mut Inbound,
+        to: u64,
+        message: &str,
+        payload: &[u8],
+    ) {
+        if let Err(f) = self.deliver(inbound, to, message, payload, None) {
+            tracing::warn!(peer = %peer.id, to, %message, failure = ?f, "remote tell not delivered");
+        }
+    }
+
+    fn remote_ask(
+        self: &Arc<Self>,
+        peer: &Arc<Peer>,
+        inbound: &mut Inbound,
+        to: u64,
+        request: u64,
+        message: &str,
+        payload: &[u8],
+    ) {
+        let route = self.route(peer, request);
+        let reply_on_error = self.route(peer, request);
+        if let Err(f) = self.deliver(inbound, to, message, payload, Some(route)) {
+            tracing::warn!(peer = %peer.id, to, %message, failure = ?f, "remote ask refused");
+            reply_on_error(Outcome::Failed(f));
+        }
+    }
+
     fn deliver(
         self: &Arc<Self>,
         inbound: &mut Inbound,
@@ -172,7 +223,16 @@ impl NodeInner {
     fn route(&self, peer: &Arc<Peer>, request: u64) -> ReplyRoute {
         let peer = peer.clone();
         Box::new(move |outcome| {
-            if let Err(e) = peer.send(&Traffic::Reply { request, outcome }) {
+            // The replying handler's span, when this node observes (`observe/`).
+            let reply = match crate::observe::outgoing() {
+                None => Traffic::Reply { request, outcome },
+                Some(trace) => Traffic::TracedReply {
+                    request,
+                    outcome,
+                    trace,
+                },
+            };
+            if let Err(e) = peer.send(&reply) {
                 tracing::debug!(peer = %peer.id, request, error = %e, "reply not sent");
             }
         })

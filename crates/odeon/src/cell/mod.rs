@@ -191,6 +191,9 @@ pub(crate) struct Cell<A: Actor> {
     wake: crate::loom::AtomicU8,
     shared: Arc<Shared>,
     extras: Option<Box<Extras>>,
+    /// Mailbox depth and trace contexts of an observing system (`observe/`).
+    #[cfg(feature = "observe")]
+    obs: crate::observe::CellObs,
     life: UnsafeCell<Life<A>>,
     mailbox: Queue,
     cx: UnsafeCell<Context<A>>,
@@ -300,6 +303,10 @@ impl<A: Actor> Cell<A> {
             Some(reply) => message_node(vtables.ask, msg, reply),
             None => message_node(vtables.tell, msg, ()),
         };
+        #[cfg(feature = "observe")]
+        if self.shared.config.observe {
+            self.observe_send(node);
+        }
         self.push_node(node);
         Ok(())
     }
@@ -318,7 +325,12 @@ impl<A: Actor> Cell<A> {
                 return Err(refusal.with(msg));
             }
         }
-        self.push_node(message_node(A::__vtables().tell, msg, ()));
+        let node = message_node(A::__vtables().tell, msg, ());
+        #[cfg(feature = "observe")]
+        if self.shared.config.observe {
+            self.observe_send(node);
+        }
+        self.push_node(node);
         Ok(())
     }
 

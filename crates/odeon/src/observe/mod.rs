@@ -62,9 +62,19 @@
 //! assert_eq!(handled, 3);
 //! ```
 
-use std::sync::atomic::{AtomicBool, Ordering};
+mod trace;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
+pub use trace::TraceContext;
+use trace::{Enter, Hex64, Hex128};
+
+/// Messages waiting in the mailbox, per actor type (histogram; label `actor`):
+/// recorded as each user message starts being handled, the number of user messages
+/// sent to the actor and not yet taken from its mailbox behind it (0: the mailbox was
+/// empty after this one). Runtime notices (`Terminated`) are not counted.
+pub const MAILBOX_DEPTH: &str = "odeon_mailbox_depth";
 /// Messages handled, per actor type (counter; label `actor`).
 pub const MESSAGES_HANDLED: &str = "odeon_messages_handled_total";
 /// Time inside the handler, per actor type (histogram, seconds; label `actor`). For an
@@ -109,10 +119,74 @@ pub(crate) fn process_on() -> bool {
     PROCESS_ON.load(Ordering::Relaxed)
 }
 
+/// Whether a system of this process was built with `observe(true)`: the switch of
+/// hooks outside a system (a transport's metrics and trace context, for example).
+///
+/// ```
+/// let _system = odeon::System::builder().observe(true).build();
+/// assert!(odeon::observe::is_on());
+/// ```
+pub fn is_on() -> bool {
+    process_on()
+}
+
+/// What an observed cell counts beside its mailbox (a field of every cell when the
+/// feature is compiled in; touched only when the system observes).
+#[derive(Default)]
+pub(crate) struct CellObs {
+    /// User messages pushed to the mailbox.
+    sent: AtomicU64,
+    /// User messages taken for handling (written by the actor's turn only).
+    taken: AtomicU64,
+    /// Entries in `traces`: lets a delivery skip the lock when no message is traced.
+    traced: AtomicUsize,
+    /// The trace context of queued messages, by node address (removed on delivery).
+    traces: crate::sync::Mutex<Vec<(usize, TraceContext)>>,
+}
+
+impl CellObs {
+    /// A user message node is about to be pushed: count it, and note the sender's
+    /// trace context if one is current.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn sending(&self, node: usize) {
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        if let Some(ctx) = TraceContext::current() {
+            self.traces.lock().push((node, ctx));
+            self.traced.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// A user message node is taken for handling: records the depth behind it and
+    /// returns its trace context, if it carried one.
+    pub(crate) fn taking(&self, actor: &'static str, node: usize) -> Option<TraceContext> {
+        let taken = self.taken.load(Ordering::Relaxed) + 1;
+        self.taken.store(taken, Ordering::Relaxed);
+        let depth = self.sent.load(Ordering::Relaxed).saturating_sub(taken);
+        metrics::histogram!(MAILBOX_DEPTH, "actor" => actor).record(depth as f64);
+        if self.traced.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let mut traces = self.traces.lock();
+        let at = traces.iter().position(|(n, _)| *n == node)?;
+        self.traced.fetch_sub(1, Ordering::Relaxed);
+        Some(traces.swap_remove(at).1)
+    }
+}
+
+impl std::fmt::Debug for CellObs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CellObs").finish_non_exhaustive()
+    }
+}
+
 /// One handled message: its span stays entered until the handler returns, then the
 /// counter and the histogram are recorded.
 pub(crate) struct Handling {
     _span: tracing::span::EnteredSpan,
+    // Fields drop in declaration order: the span is exited, then the thread's
+    // previous trace context is restored.
+    _trace: Enter,
     actor: &'static str,
     start: Instant,
 }
@@ -120,14 +194,31 @@ pub(crate) struct Handling {
 impl Handling {
     #[cold]
     #[inline(never)]
-    pub(crate) fn begin(actor: &'static str, name: Option<&str>, message: &'static str) -> Self {
-        let span =
-            tracing::info_span!("odeon.handle", actor, name = tracing::field::Empty, message);
+    pub(crate) fn begin(
+        actor: &'static str,
+        name: Option<&str>,
+        message: &'static str,
+        parent: Option<TraceContext>,
+    ) -> Self {
+        let ctx = parent.map_or_else(TraceContext::new_root, |p| p.child());
+        let span = tracing::info_span!(
+            "odeon.handle",
+            actor,
+            name = tracing::field::Empty,
+            message,
+            trace_id = %Hex128(ctx.trace_id),
+            span_id = %Hex64(ctx.span_id),
+            parent_span_id = tracing::field::Empty,
+        );
         if let Some(name) = name {
             span.record("name", name);
         }
+        if let Some(p) = parent {
+            span.record("parent_span_id", tracing::field::display(Hex64(p.span_id)));
+        }
         Self {
             _span: span.entered(),
+            _trace: Enter::new(ctx),
             actor,
             start: Instant::now(),
         }
