@@ -140,8 +140,10 @@ pub(crate) struct CellObs {
     taken: AtomicU64,
     /// Entries in `traces`: lets a delivery skip the lock when no message is traced.
     traced: AtomicUsize,
-    /// The trace context of queued messages, by node address (removed on delivery).
-    traces: crate::sync::Mutex<Vec<(usize, TraceContext)>>,
+    /// The trace context of queued messages, by node address (removed on delivery). A
+    /// map, not a list: a deep mailbox of traced messages (Savina Counting) made a
+    /// linear search quadratic.
+    traces: crate::sync::Mutex<std::collections::HashMap<usize, TraceContext>>,
 }
 
 impl CellObs {
@@ -152,8 +154,11 @@ impl CellObs {
     pub(crate) fn sending(&self, node: usize) {
         self.sent.fetch_add(1, Ordering::Relaxed);
         if let Some(ctx) = TraceContext::current() {
-            self.traces.lock().push((node, ctx));
-            self.traced.fetch_add(1, Ordering::Release);
+            // A stale entry at a reused address (a traced message discarded, not
+            // handled) is replaced, not counted twice.
+            if self.traces.lock().insert(node, ctx).is_none() {
+                self.traced.fetch_add(1, Ordering::Release);
+            }
         }
     }
 
@@ -167,10 +172,9 @@ impl CellObs {
         if self.traced.load(Ordering::Acquire) == 0 {
             return None;
         }
-        let mut traces = self.traces.lock();
-        let at = traces.iter().position(|(n, _)| *n == node)?;
+        let ctx = self.traces.lock().remove(&node)?;
         self.traced.fetch_sub(1, Ordering::Relaxed);
-        Some(traces.swap_remove(at).1)
+        Some(ctx)
     }
 }
 
