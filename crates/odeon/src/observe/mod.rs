@@ -19,6 +19,11 @@
 //! The facade is process-wide: the scheduler and ask counters record as soon as one
 //! system in the process was built with `observe(true)`.
 //!
+//! Each `odeon.handle` span also carries W3C trace ids (`trace_id`, `span_id`,
+//! `parent_span_id`): a message sent while a [`TraceContext`] is current (inside a
+//! handler, or in [`TraceContext::in_scope`]) continues that trace, locally and, with
+//! `odeon-remote`, on other nodes.
+//!
 //! ```
 //! use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 //! use odeon::{Actor, Context, Handler, Message, System, observe};
