@@ -19,10 +19,11 @@
 //! The facade is process-wide: the scheduler and ask counters record as soon as one
 //! system in the process was built with `observe(true)`.
 //!
-//! Each `odeon.handle` span also carries W3C trace ids (`trace_id`, `span_id`,
-//! `parent_span_id`): a message sent while a [`TraceContext`] is current (inside a
-//! handler, or in [`TraceContext::in_scope`]) continues that trace, locally and, with
-//! `odeon-remote`, on other nodes.
+//! A message sent while a [`TraceContext`] is current (set by
+//! [`TraceContext::in_scope`], or arrived from another node) carries it, and the
+//! `odeon.handle` span that handles it gets W3C trace ids (`trace_id`, `span_id`,
+//! `parent_span_id`) and makes its own context current, so that what the handler
+//! sends continues the trace, locally and, with `odeon-remote`, on other nodes.
 //!
 //! ```
 //! use metrics_util::debugging::{DebugValue, DebuggingRecorder};
@@ -195,7 +196,7 @@ pub(crate) struct Handling {
     _span: tracing::span::EnteredSpan,
     // Fields drop in declaration order: the span is exited, then the thread's
     // previous trace context is restored.
-    _trace: Enter,
+    _trace: Option<Enter>,
     actor: &'static str,
     start: Instant,
 }
@@ -209,25 +210,30 @@ impl Handling {
         message: &'static str,
         parent: Option<TraceContext>,
     ) -> Self {
-        let ctx = parent.map_or_else(TraceContext::new_root, |p| p.child());
         let span = tracing::info_span!(
             "odeon.handle",
             actor,
             name = tracing::field::Empty,
             message,
-            trace_id = %Hex128(ctx.trace_id),
-            span_id = %Hex64(ctx.span_id),
+            trace_id = tracing::field::Empty,
+            span_id = tracing::field::Empty,
             parent_span_id = tracing::field::Empty,
         );
         if let Some(name) = name {
             span.record("name", name);
         }
-        if let Some(p) = parent {
+        // Only a message that carried a context continues (and propagates) a trace: an
+        // untraced message costs no id, and what its handler sends carries nothing.
+        let trace = parent.map(|p| {
+            let ctx = p.child();
+            span.record("trace_id", tracing::field::display(Hex128(ctx.trace_id)));
+            span.record("span_id", tracing::field::display(Hex64(ctx.span_id)));
             span.record("parent_span_id", tracing::field::display(Hex64(p.span_id)));
-        }
+            Enter::new(ctx)
+        });
         Self {
             _span: span.entered(),
-            _trace: Enter::new(ctx),
+            _trace: trace,
             actor,
             start: Instant::now(),
         }

@@ -6,11 +6,14 @@
 //! (lower-case hex, as in a `traceparent`). An exporter stitches a trace across
 //! threads and nodes by those fields; see `docs/observe.md`.
 //!
-//! Each thread has at most one *current* context: the one of the `odeon.handle` span
-//! it is inside, or one a caller set with [`TraceContext::in_scope`]. A user message
-//! sent (locally, or to another node) while a context is current carries it, and the
-//! span that handles it is its child: same trace id, parent span id = the sender's span
-//! id.
+//! Each thread has at most one *current* context: one a caller set with
+//! [`TraceContext::in_scope`], or the one of the traced `odeon.handle` span it is
+//! inside. A user message sent (locally, or to another node) while a context is
+//! current carries it, and the span that handles it is its child: same trace id,
+//! parent span id = the sender's span id. A trace starts only where the application
+//! starts one (or where one arrives from another node): a message that carries no
+//! context is handled in a span without trace ids, and what its handler sends carries
+//! none, so untraced work pays for no id and no bookkeeping.
 
 use std::cell::Cell;
 use std::fmt;
@@ -64,8 +67,9 @@ impl TraceContext {
         }
     }
 
-    /// The context current on this thread: the one of the `odeon.handle` span being
-    /// handled, or one set by [`in_scope`](Self::in_scope); `None` outside both.
+    /// The context current on this thread: one set by [`in_scope`](Self::in_scope),
+    /// or the one of the traced `odeon.handle` span being handled; `None` otherwise
+    /// (also inside the span of a message that carried no context).
     pub fn current() -> Option<Self> {
         CURRENT.with(Cell::get)
     }
