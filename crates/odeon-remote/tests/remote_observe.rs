@@ -91,10 +91,10 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<
         }
     }
     fn on_record(&self, id: &span::Id, values: &span::Record<'_>, ctx: LayerContext<'_, S>) {
-        if let Some(span) = ctx.span(id) {
-            if let Some(fields) = span.extensions_mut().get_mut::<Fields>() {
-                values.record(fields);
-            }
+        if let Some(span) = ctx.span(id)
+            && let Some(fields) = span.extensions_mut().get_mut::<Fields>()
+        {
+            values.record(fields);
         }
     }
     fn on_event(&self, event: &tracing::Event<'_>, _: LayerContext<'_, S>) {
@@ -105,10 +105,10 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> tracing_subscriber::Layer<
         }
     }
     fn on_close(&self, id: span::Id, ctx: LayerContext<'_, S>) {
-        if let Some(span) = ctx.span(&id) {
-            if let Some(fields) = span.extensions_mut().remove::<Fields>() {
-                SPANS.lock().unwrap().push(fields.0);
-            }
+        if let Some(span) = ctx.span(&id)
+            && let Some(fields) = span.extensions_mut().remove::<Fields>()
+        {
+            SPANS.lock().unwrap().push(fields.0);
         }
     }
 }
@@ -185,7 +185,12 @@ fn a_remote_ask_continues_the_askers_trace_and_the_reply_carries_it_back() {
         .iter()
         .find(|r| r.get("trace_id") == Some(&trace))
         .unwrap_or_else(|| panic!("no traced reply: {replies:?}"));
-    assert_eq!(reply.get("span_id"), server_span.get("span_id"));
+    assert_eq!(
+        reply.get("span_id"),
+        server_span.get("span_id"),
+        "{replies:?} {:?}",
+        SPANS.lock().unwrap()
+    );
     drop(replies);
     drop((d, cli, srv));
     drop((cli_sys, srv_sys));

@@ -21,13 +21,6 @@ pub(crate) struct Inbound {
     last: Option<(u64, Export)>,
 }
 
-/// Runs `f` (a delivery) with the sender's trace context current, so that the
-/// message it sends to a local actor carries it (`observe/`); without the `observe`
-/// feature, the context is ignored.
-fn traced(trace: WireTrace, f: impl FnOnce()) {
-    crate::observe::in_trace(trace, f);
-}
-
 impl NodeInner {
     pub(crate) fn dispatch(
         self: &Arc<Self>,
@@ -46,7 +39,7 @@ impl NodeInner {
                 message,
                 payload,
                 trace,
-            } => traced(trace, || {
+            } => crate::observe::in_trace(trace, |_| {
                 self.remote_tell(peer, inbound, to, &message, &payload);
             }),
             Traffic::Ask {
@@ -54,15 +47,15 @@ impl NodeInner {
                 request,
                 message,
                 payload,
-            } => self.remote_ask(peer, inbound, to, request, &message, &payload),
+            } => self.remote_ask(peer, inbound, to, request, &message, &payload, None),
             Traffic::TracedAsk {
                 to,
                 request,
                 message,
                 payload,
                 trace,
-            } => traced(trace, || {
-                self.remote_ask(peer, inbound, to, request, &message, &payload);
+            } => crate::observe::in_trace(trace, |span| {
+                self.remote_ask(peer, inbound, to, request, &message, &payload, span);
             }),
             Traffic::Reply { request, outcome } => self.complete(peer, request, outcome),
             Traffic::TracedReply {
@@ -121,11 +114,11 @@ impl NodeInner {
                 args,
             } => {
                 let outcome = self.spawn_here(&actor_type, &args);
-                (self.route(peer, request))(outcome);
+                (self.route(peer, request, None))(outcome);
             }
             Traffic::Lookup { request, name } => {
                 let outcome = self.lookup_here(&name);
-                (self.route(peer, request))(outcome);
+                (self.route(peer, request, None))(outcome);
             }
             Traffic::Leaving => self.forget_leaving(peer),
             Traffic::Lost => self.forget_peer(peer, "it declared this node lost"),
@@ -184,9 +177,10 @@ impl NodeInner {
         request: u64,
         message: &str,
         payload: &[u8],
+        span: Option<WireTrace>,
     ) {
-        let route = self.route(peer, request);
-        let reply_on_error = self.route(peer, request);
+        let route = self.route(peer, request, span);
+        let reply_on_error = self.route(peer, request, span);
         if let Err(f) = self.deliver(inbound, to, message, payload, Some(route)) {
             tracing::warn!(peer = %peer.id, to, %message, failure = ?f, "remote ask refused");
             reply_on_error(Outcome::Failed(f));
@@ -219,12 +213,12 @@ impl NodeInner {
         (entry.deliver)(&*export.target, payload, reply, &self.codec)
     }
 
-    /// Where the reply to `request` goes: back to `peer`.
-    fn route(&self, peer: &Arc<Peer>, request: u64) -> ReplyRoute {
+    /// Where the reply to `request` goes: back to `peer`, with `span` (the handling
+    /// span of a traced ask, `observe/`) if there is one.
+    fn route(&self, peer: &Arc<Peer>, request: u64, span: Option<WireTrace>) -> ReplyRoute {
         let peer = peer.clone();
         Box::new(move |outcome| {
-            // The replying handler's span, when this node observes (`observe/`).
-            let reply = match crate::observe::outgoing() {
+            let reply = match span {
                 None => Traffic::Reply { request, outcome },
                 Some(trace) => Traffic::TracedReply {
                     request,

@@ -31,24 +31,36 @@ mod on {
         if !odeon::observe::is_on() {
             return None;
         }
-        TraceContext::current().map(|c| WireTrace {
-            trace_id: c.trace_id.to_be_bytes(),
-            span_id: c.span_id.to_be_bytes(),
-            flags: c.flags,
-        })
+        TraceContext::current().map(to_wire)
     }
 
-    /// Runs `f` with a received context current (the messages it sends carry it).
-    pub(crate) fn in_trace(trace: WireTrace, f: impl FnOnce()) {
+    fn from_wire(trace: WireTrace) -> Option<TraceContext> {
         let ctx = TraceContext {
             trace_id: u128::from_be_bytes(trace.trace_id),
             span_id: u64::from_be_bytes(trace.span_id),
             flags: trace.flags,
         };
-        if odeon::observe::is_on() && ctx.trace_id != 0 && ctx.span_id != 0 {
-            ctx.in_scope(f);
-        } else {
-            f();
+        (odeon::observe::is_on() && ctx.trace_id != 0 && ctx.span_id != 0).then_some(ctx)
+    }
+
+    fn to_wire(c: TraceContext) -> WireTrace {
+        WireTrace {
+            trace_id: c.trace_id.to_be_bytes(),
+            span_id: c.span_id.to_be_bytes(),
+            flags: c.flags,
+        }
+    }
+
+    /// Runs `f` (a delivery) with a received context current, so that the message it
+    /// sends carries it. Returns the handling span's context, chosen here, to send
+    /// back with an ask's reply (`reply_trace`).
+    pub(crate) fn in_trace(trace: WireTrace, f: impl FnOnce(Option<WireTrace>)) {
+        match from_wire(trace) {
+            Some(parent) => {
+                let span = parent.child();
+                odeon::observe::deliver_as(parent, span.span_id, || f(Some(to_wire(span))));
+            }
+            None => f(None),
         }
     }
 
@@ -117,8 +129,8 @@ mod off {
     }
 
     #[inline(always)]
-    pub(crate) fn in_trace(_: WireTrace, f: impl FnOnce()) {
-        f();
+    pub(crate) fn in_trace(_: WireTrace, f: impl FnOnce(Option<WireTrace>)) {
+        f(None);
     }
 
     #[inline(always)]

@@ -701,6 +701,27 @@ mod tests {
                 to: 9,
                 state: vec![1],
             },
+        ];
+        frames.extend(
+            refusals
+                .into_iter()
+                .map(|why| Traffic::MigrateRefused { migration: 1, why }),
+        );
+        frames
+    }
+
+    #[test]
+    fn every_mobility_frame_survives_a_round_trip() {
+        let frames = mobility_frames();
+        assert_eq!(frames.len(), 32, "22 variants, 10 refusals");
+        for frame in frames {
+            let bytes = encode(&frame).unwrap();
+            assert_eq!(decode::<Traffic>(&bytes).unwrap(), frame);
+        }
+    }
+
+    fn traced_frames() -> Vec<Traffic<'static>> {
+        vec![
             Traffic::TracedTell {
                 to: 9,
                 message: "demo.Add".into(),
@@ -731,23 +752,33 @@ mod tests {
                     flags: 0,
                 },
             },
-        ];
-        frames.extend(
-            refusals
-                .into_iter()
-                .map(|why| Traffic::MigrateRefused { migration: 1, why }),
-        );
-        frames
+        ]
     }
 
     #[test]
-    fn every_mobility_frame_survives_a_round_trip() {
-        let frames = mobility_frames();
-        assert_eq!(frames.len(), 32, "22 variants, 10 refusals");
-        for frame in frames {
+    fn traced_frames_round_trip_and_leave_the_untraced_encodings_alone() {
+        for frame in traced_frames() {
             let bytes = encode(&frame).unwrap();
             assert_eq!(decode::<Traffic>(&bytes).unwrap(), frame);
         }
+        // Appended after the last variant of version 3.
+        let restart = encode(&Traffic::Restart {
+            to: 1,
+            state: vec![],
+        })
+        .unwrap()[0];
+        let tags: Vec<u8> = traced_frames()
+            .iter()
+            .map(|f| encode(f).unwrap()[0])
+            .collect();
+        assert_eq!(tags, [restart + 1, restart + 2, restart + 3]);
+        // A plain tell is what it always was: tag 4, token, name, payload.
+        let tell = Traffic::Tell {
+            to: 1,
+            message: "m".into(),
+            payload: vec![2].into(),
+        };
+        assert_eq!(encode(&tell).unwrap(), [4, 1, 1, b'm', 1, 2]);
     }
 
     #[test]

@@ -73,8 +73,8 @@ mod trace;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
-pub use trace::TraceContext;
 use trace::{Enter, Hex64, Hex128};
+pub use trace::{TraceContext, deliver_as};
 
 /// Messages waiting in the mailbox, per actor type (histogram; label `actor`):
 /// recorded as each user message starts being handled, the number of user messages
@@ -146,10 +146,11 @@ pub(crate) struct CellObs {
     taken: AtomicU64,
     /// Entries in `traces`: lets a delivery skip the lock when no message is traced.
     traced: AtomicUsize,
-    /// The trace context of queued messages, by node address (removed on delivery). A
-    /// map, not a list: a deep mailbox of traced messages (Savina Counting) made a
-    /// linear search quadratic.
-    traces: crate::sync::Mutex<std::collections::HashMap<usize, TraceContext>>,
+    /// The trace context of queued messages, by node address (removed on delivery),
+    /// and the span id to handle it in if the transport chose it (`deliver_as`). A
+    /// map, not a list: a deep mailbox of traced messages made a linear search
+    /// quadratic.
+    traces: crate::sync::Mutex<std::collections::HashMap<usize, Traced>>,
 }
 
 impl CellObs {
@@ -162,7 +163,12 @@ impl CellObs {
         if let Some(ctx) = TraceContext::current() {
             // A stale entry at a reused address (a traced message discarded, not
             // handled) is replaced, not counted twice.
-            if self.traces.lock().insert(node, ctx).is_none() {
+            // Under `deliver_as` the transport chose the handling span's id.
+            let traced = Traced {
+                parent: ctx,
+                exact: trace::exact(),
+            };
+            if self.traces.lock().insert(node, traced).is_none() {
                 self.traced.fetch_add(1, Ordering::Release);
             }
         }
@@ -170,7 +176,7 @@ impl CellObs {
 
     /// A user message node is taken for handling: records the depth behind it and
     /// returns its trace context, if it carried one.
-    pub(crate) fn taking(&self, actor: &'static str, node: usize) -> Option<TraceContext> {
+    pub(crate) fn taking(&self, actor: &'static str, node: usize) -> Option<Traced> {
         let taken = self.taken.load(Ordering::Relaxed) + 1;
         self.taken.store(taken, Ordering::Relaxed);
         let depth = self.sent.load(Ordering::Relaxed).saturating_sub(taken);
@@ -178,10 +184,19 @@ impl CellObs {
         if self.traced.load(Ordering::Acquire) == 0 {
             return None;
         }
-        let ctx = self.traces.lock().remove(&node)?;
+        let traced = self.traces.lock().remove(&node)?;
         self.traced.fetch_sub(1, Ordering::Relaxed);
-        Some(ctx)
+        Some(traced)
     }
+}
+
+/// The trace context a queued message carries.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Traced {
+    /// The sender's context (the handling span's parent).
+    parent: TraceContext,
+    /// The handling span's id, if the transport chose it (`deliver_as`).
+    exact: Option<u64>,
 }
 
 impl std::fmt::Debug for CellObs {
@@ -208,7 +223,7 @@ impl Handling {
         actor: &'static str,
         name: Option<&str>,
         message: &'static str,
-        parent: Option<TraceContext>,
+        parent: Option<Traced>,
     ) -> Self {
         let span = tracing::info_span!(
             "odeon.handle",
@@ -224,8 +239,12 @@ impl Handling {
         }
         // Only a message that carried a context continues (and propagates) a trace: an
         // untraced message costs no id, and what its handler sends carries nothing.
-        let trace = parent.map(|p| {
-            let ctx = p.child();
+        let trace = parent.map(|t| {
+            let p = t.parent;
+            let ctx = match t.exact {
+                Some(span_id) => TraceContext { span_id, ..p },
+                None => p.child(),
+            };
             span.record("trace_id", tracing::field::display(Hex128(ctx.trace_id)));
             span.record("span_id", tracing::field::display(Hex64(ctx.span_id)));
             span.record("parent_span_id", tracing::field::display(Hex64(p.span_id)));

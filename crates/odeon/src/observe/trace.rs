@@ -21,6 +21,8 @@ use std::hash::{BuildHasher, Hasher, RandomState};
 
 thread_local! {
     static CURRENT: Cell<Option<TraceContext>> = const { Cell::new(None) };
+    /// Set by [`deliver_as`]: the span id a message sent now is handled in.
+    static EXACT: Cell<Option<u64>> = const { Cell::new(None) };
     static NEXT: Cell<u64> = const { Cell::new(0) };
 }
 
@@ -116,6 +118,28 @@ impl TraceContext {
         };
         (ctx.trace_id != 0 && ctx.span_id != 0).then_some(ctx)
     }
+}
+
+/// For a transport: runs `f` (which sends one message to a local actor, the message
+/// having arrived with context `parent`) so that the message is handled in a span
+/// whose id is `span_id` (not a random one): the transport knows the handling span
+/// before the handler runs, and can send it back with an ask's reply whichever thread
+/// that reply leaves from. Not for applications.
+#[doc(hidden)]
+pub fn deliver_as<R>(parent: TraceContext, span_id: u64, f: impl FnOnce() -> R) -> R {
+    struct Reset(Option<u64>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            EXACT.with(|e| e.set(self.0));
+        }
+    }
+    let _reset = Reset(EXACT.with(|e| e.replace(Some(span_id))));
+    parent.in_scope(f)
+}
+
+/// The span id chosen by [`deliver_as`] for a message sent now, if any.
+pub(crate) fn exact() -> Option<u64> {
+    EXACT.with(Cell::get)
 }
 
 /// Makes a context current until dropped, then restores the previous one.
