@@ -47,7 +47,7 @@ impl NodeInner {
                 request,
                 message,
                 payload,
-            } => self.remote_ask(peer, inbound, to, request, &message, &payload, None),
+            } => self.remote_ask(peer, inbound, to, request, (&message, &payload), None),
             Traffic::TracedAsk {
                 to,
                 request,
@@ -55,7 +55,7 @@ impl NodeInner {
                 payload,
                 trace,
             } => crate::observe::in_trace(trace, |span| {
-                self.remote_ask(peer, inbound, to, request, &message, &payload, span);
+                self.remote_ask(peer, inbound, to, request, (&message, &payload), span);
             }),
             Traffic::Reply { request, outcome } => self.complete(peer, request, outcome),
             Traffic::TracedReply {
@@ -175,8 +175,7 @@ impl NodeInner {
         inbound: &mut Inbound,
         to: u64,
         request: u64,
-        message: &str,
-        payload: &[u8],
+        (message, payload): (&str, &[u8]),
         span: Option<WireTrace>,
     ) {
         let route = self.route(peer, request, span);
