@@ -427,3 +427,145 @@ fn an_async_handler_that_suspends_is_counted_once_and_finishes_after_its_span() 
     drop(spans);
     assert!(system.shutdown());
 }
+
+/// Blocks in its first handler until released, so that a known queue builds up
+/// behind it; `Last` reports that it was handled.
+struct Gated {
+    started: std::sync::mpsc::Sender<()>,
+    release: std::sync::mpsc::Receiver<()>,
+    done: std::sync::mpsc::Sender<()>,
+}
+impl Actor for Gated {}
+struct Gate;
+impl Message for Gate {
+    type Reply = ();
+}
+impl Handler<Gate> for Gated {
+    fn handle(&mut self, _: Gate, _: &mut Context<Self>) {
+        self.started.send(()).unwrap();
+        self.release.recv_timeout(HANG_GUARD).unwrap();
+    }
+}
+impl Handler<Tick> for Gated {
+    fn handle(&mut self, _: Tick, _: &mut Context<Self>) {}
+}
+struct Last;
+impl Message for Last {
+    type Reply = ();
+}
+impl Handler<Last> for Gated {
+    fn handle(&mut self, _: Last, _: &mut Context<Self>) {
+        self.done.send(()).unwrap();
+    }
+}
+
+#[test]
+fn mailbox_depth_is_the_queue_behind_each_message_as_it_is_handled() {
+    let (snap, _serial) = setup();
+    let system = observed();
+    let (started_tx, started) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel();
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let a = system.spawn(Gated {
+        started: started_tx,
+        release: release_rx,
+        done: done_tx,
+    });
+    a.tell(Gate).unwrap();
+    started.recv_timeout(HANG_GUARD).unwrap();
+    // Queued while the gate holds the turn: N ticks, then `Last`.
+    const N: usize = 10;
+    for _ in 0..N {
+        a.tell(Tick).unwrap();
+    }
+    a.tell(Last).unwrap();
+    release.send(()).unwrap();
+    done.recv_timeout(HANG_GUARD).unwrap();
+    let v = Values::take(snap);
+    let Some(DebugValue::Histogram(depths)) = v.find(
+        MetricKind::Histogram,
+        observe::MAILBOX_DEPTH,
+        &[actor::<Gated>()],
+    ) else {
+        panic!("no {} histogram", observe::MAILBOX_DEPTH);
+    };
+    let depths: Vec<f64> = depths.iter().map(|d| d.into_inner()).collect();
+    // The gate found an empty mailbox behind it; tick k had N - k + 1 messages behind
+    // it (the later ticks and `Last`); `Last` had none.
+    let mut want = vec![0.0];
+    want.extend((1..=N).rev().map(|k| k as f64));
+    want.push(0.0);
+    assert_eq!(depths, want);
+    drop(v);
+    drop(a);
+    assert!(system.shutdown());
+}
+
+/// Forwards each `Tick` to the next actor, if it has one.
+struct Relay(Option<odeon::ActorRef<Relay>>);
+impl Actor for Relay {}
+impl Handler<Tick> for Relay {
+    fn handle(&mut self, _: Tick, _: &mut Context<Self>) {
+        if let Some(next) = &self.0 {
+            next.tell(Tick).unwrap();
+        }
+    }
+}
+impl Handler<Ping> for Relay {
+    fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> u64 {
+        0
+    }
+}
+
+#[test]
+fn a_trace_context_flows_from_the_sender_to_each_handler_it_causes() {
+    let (_snap, _serial) = setup();
+    let system = observed();
+    let second = system.spawn(Relay(None));
+    let first = system.spawn(Relay(Some(second.clone())));
+    let root = observe::TraceContext::new_root();
+    root.in_scope(|| first.tell(Tick).unwrap());
+    // Both handled (each actor's mailbox is FIFO: the ping follows the tick).
+    system
+        .block_on(first.ask(Ping).timeout(HANG_GUARD))
+        .unwrap();
+    system
+        .block_on(second.ask(Ping).timeout(HANG_GUARD))
+        .unwrap();
+    drop((first, second));
+    assert!(system.shutdown());
+    let spans = SPANS.lock().unwrap();
+    let tick = std::any::type_name::<Tick>();
+    let relays: Vec<_> = spans
+        .iter()
+        .filter(|f| {
+            f.get("actor").map(String::as_str) == Some(std::any::type_name::<Relay>())
+                && f.get("message").map(String::as_str) == Some(tick)
+        })
+        .collect();
+    assert_eq!(relays.len(), 2, "{relays:?}");
+    let trace = format!("{:032x}", root.trace_id);
+    let by_parent = |parent: String| {
+        relays
+            .iter()
+            .find(|f| f.get("parent_span_id") == Some(&parent))
+            .unwrap_or_else(|| panic!("no span with parent {parent}: {relays:?}"))
+    };
+    let first_span = by_parent(format!("{:016x}", root.span_id));
+    assert_eq!(first_span.get("trace_id"), Some(&trace));
+    let second_span = by_parent(first_span["span_id"].clone());
+    assert_eq!(second_span.get("trace_id"), Some(&trace));
+    // A message sent with no context current is handled without trace ids.
+    let pings: Vec<_> = spans
+        .iter()
+        .filter(|f| {
+            f.get("actor").map(String::as_str) == Some(std::any::type_name::<Relay>())
+                && f.get("message").map(String::as_str) == Some(std::any::type_name::<Ping>())
+        })
+        .collect();
+    assert_eq!(pings.len(), 2);
+    for p in pings {
+        assert_eq!(p.get("trace_id"), None);
+        assert_eq!(p.get("parent_span_id"), None);
+    }
+}

@@ -8,7 +8,7 @@ use odeon::{ActorId, StopReason, Terminated};
 use super::peer::{Peer, Pending, Served};
 use super::{Export, NodeInner};
 use crate::interface::{ReplyRoute, ask_error};
-use crate::wire::{Outcome, Traffic, WireFailure, WireStopReason};
+use crate::wire::{Outcome, Traffic, WireFailure, WireStopReason, WireTrace};
 
 /// What a link's reader keeps between frames.
 #[derive(Default)]
@@ -33,25 +33,39 @@ impl NodeInner {
                 to,
                 message,
                 payload,
-            } => {
-                if let Err(f) = self.deliver(inbound, to, &message, &payload, None) {
-                    tracing::warn!(peer = %peer.id, to, %message, failure = ?f, "remote tell not delivered");
-                }
-            }
+            } => self.remote_tell(peer, inbound, to, &message, &payload),
+            Traffic::TracedTell {
+                to,
+                message,
+                payload,
+                trace,
+            } => crate::observe::in_trace(trace, |_| {
+                self.remote_tell(peer, inbound, to, &message, &payload);
+            }),
             Traffic::Ask {
                 to,
                 request,
                 message,
                 payload,
-            } => {
-                let route = self.route(peer, request);
-                let reply_on_error = self.route(peer, request);
-                if let Err(f) = self.deliver(inbound, to, &message, &payload, Some(route)) {
-                    tracing::warn!(peer = %peer.id, to, %message, failure = ?f, "remote ask refused");
-                    reply_on_error(Outcome::Failed(f));
-                }
-            }
+            } => self.remote_ask(peer, inbound, to, request, (&message, &payload), None),
+            Traffic::TracedAsk {
+                to,
+                request,
+                message,
+                payload,
+                trace,
+            } => crate::observe::in_trace(trace, |span| {
+                self.remote_ask(peer, inbound, to, request, (&message, &payload), span);
+            }),
             Traffic::Reply { request, outcome } => self.complete(peer, request, outcome),
+            Traffic::TracedReply {
+                request,
+                outcome,
+                trace,
+            } => {
+                crate::observe::replied(&peer.id, request, trace);
+                self.complete(peer, request, outcome);
+            }
             Traffic::Stop { to } => {
                 if let Some(e) = self.export(to) {
                     (e.interface.ops.stop)(&*e.target);
@@ -96,11 +110,11 @@ impl NodeInner {
                 args,
             } => {
                 let outcome = self.spawn_here(&actor_type, &args);
-                (self.route(peer, request))(outcome);
+                (self.route(peer, request, None))(outcome);
             }
             Traffic::Lookup { request, name } => {
                 let outcome = self.lookup_here(&name);
-                (self.route(peer, request))(outcome);
+                (self.route(peer, request, None))(outcome);
             }
             Traffic::Leaving => self.forget_leaving(peer),
             Traffic::Lost => self.forget_peer(peer, "it declared this node lost"),
@@ -138,6 +152,36 @@ impl NodeInner {
         }
     }
 
+    fn remote_tell(
+        self: &Arc<Self>,
+        peer: &Arc<Peer>,
+        inbound: &mut Inbound,
+        to: u64,
+        message: &str,
+        payload: &[u8],
+    ) {
+        if let Err(f) = self.deliver(inbound, to, message, payload, None) {
+            tracing::warn!(peer = %peer.id, to, %message, failure = ?f, "remote tell not delivered");
+        }
+    }
+
+    fn remote_ask(
+        self: &Arc<Self>,
+        peer: &Arc<Peer>,
+        inbound: &mut Inbound,
+        to: u64,
+        request: u64,
+        (message, payload): (&str, &[u8]),
+        span: Option<WireTrace>,
+    ) {
+        let route = self.route(peer, request, span);
+        let reply_on_error = self.route(peer, request, span);
+        if let Err(f) = self.deliver(inbound, to, message, payload, Some(route)) {
+            tracing::warn!(peer = %peer.id, to, %message, failure = ?f, "remote ask refused");
+            reply_on_error(Outcome::Failed(f));
+        }
+    }
+
     fn deliver(
         self: &Arc<Self>,
         inbound: &mut Inbound,
@@ -164,11 +208,20 @@ impl NodeInner {
         (entry.deliver)(&*export.target, payload, reply, &self.codec)
     }
 
-    /// Where the reply to `request` goes: back to `peer`.
-    fn route(&self, peer: &Arc<Peer>, request: u64) -> ReplyRoute {
+    /// Where the reply to `request` goes: back to `peer`, with `span` (the handling
+    /// span of a traced ask, `observe/`) if there is one.
+    fn route(&self, peer: &Arc<Peer>, request: u64, span: Option<WireTrace>) -> ReplyRoute {
         let peer = peer.clone();
         Box::new(move |outcome| {
-            if let Err(e) = peer.send(&Traffic::Reply { request, outcome }) {
+            let reply = match span {
+                None => Traffic::Reply { request, outcome },
+                Some(trace) => Traffic::TracedReply {
+                    request,
+                    outcome,
+                    trace,
+                },
+            };
+            if let Err(e) = peer.send(&reply) {
                 tracing::debug!(peer = %peer.id, request, error = %e, "reply not sent");
             }
         })

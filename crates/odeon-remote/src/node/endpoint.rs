@@ -76,13 +76,21 @@ impl Endpoint for RemoteEndpoint {
             }
         };
         let (message, payload) = (Cow::Borrowed(entry.wire_name), Cow::Owned(payload));
-        let traffic = match out.reply.take() {
-            None => Traffic::Tell {
+        // The sender's trace context, when this node observes (`observe/`).
+        let trace = crate::observe::outgoing();
+        let traffic = match (out.reply.take(), trace) {
+            (None, None) => Traffic::Tell {
                 to: self.token,
                 message,
                 payload,
             },
-            Some(slot) => {
+            (None, Some(trace)) => Traffic::TracedTell {
+                to: self.token,
+                message,
+                payload,
+                trace,
+            },
+            (Some(slot), trace) => {
                 let request = self.node.next_request();
                 self.peer.state.lock().pending.insert(
                     request,
@@ -91,18 +99,27 @@ impl Endpoint for RemoteEndpoint {
                         decode: entry.decode_reply,
                     },
                 );
-                Traffic::Ask {
-                    to: self.token,
-                    request,
-                    message,
-                    payload,
+                match trace {
+                    None => Traffic::Ask {
+                        to: self.token,
+                        request,
+                        message,
+                        payload,
+                    },
+                    Some(trace) => Traffic::TracedAsk {
+                        to: self.token,
+                        request,
+                        message,
+                        payload,
+                        trace,
+                    },
                 }
             }
         };
         match self.peer.send_message(&traffic) {
             Ok(()) => Ok(()),
             Err(why) => {
-                if let Traffic::Ask { request, .. } = traffic
+                if let Traffic::Ask { request, .. } | Traffic::TracedAsk { request, .. } = traffic
                     && let Some(Pending::Ask { slot, .. }) =
                         self.peer.state.lock().pending.remove(&request)
                 {

@@ -411,6 +411,10 @@ fn handle_frame(
     frame: &[u8],
     inbound: &mut Inbound,
 ) -> bool {
+    #[cfg(feature = "observe")]
+    if let Some(t) = &peer.traffic {
+        t.received(frame.len());
+    }
     match wire::decode::<Traffic>(frame) {
         Ok(t) => {
             node.dispatch(peer, t, inbound);

@@ -156,6 +156,9 @@ pub(crate) struct Peer {
     /// Becomes `true` when the peer is lost: the driver closes the link.
     closed: watch::Sender<bool>,
     driver: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Bytes and frames to and from the peer, when odeon observes (`observe/`).
+    #[cfg(feature = "observe")]
+    pub(crate) traffic: Option<crate::observe::PeerTraffic>,
 }
 
 impl Peer {
@@ -166,6 +169,8 @@ impl Peer {
         listen: Option<SocketAddr>,
     ) -> Arc<Self> {
         let (links, links_rx) = mpsc::unbounded_channel();
+        #[cfg(feature = "observe")]
+        let id_name = id.name.clone();
         let peer = Arc::new(Peer {
             id,
             session: next_session(),
@@ -178,6 +183,8 @@ impl Peer {
             lost: AtomicBool::new(false),
             closed: watch::Sender::new(false),
             driver: Mutex::new(None),
+            #[cfg(feature = "observe")]
+            traffic: crate::observe::PeerTraffic::new(&id_name),
         });
         let driver = node.io.spawn(super::link::drive(
             Arc::downgrade(node),
@@ -205,6 +212,8 @@ impl Peer {
             lost: AtomicBool::new(true),
             closed: watch::Sender::new(true),
             driver: Mutex::new(None),
+            #[cfg(feature = "observe")]
+            traffic: None,
         })
     }
 
@@ -238,6 +247,10 @@ impl Peer {
             return Err(AskError::Unreachable);
         }
         with_frame(traffic, self.max_frame, |frame| {
+            #[cfg(feature = "observe")]
+            if let Some(t) = &self.traffic {
+                t.sent(frame.len());
+            }
             self.outbox.push(frame, false);
         })
         .map_err(|e| AskError::Rejected(e.to_string()))
@@ -254,6 +267,10 @@ impl Peer {
             Err(tokio::sync::TryAcquireError::Closed) => return Err(Refused::Unreachable),
         };
         with_frame(traffic, self.max_frame, |frame| {
+            #[cfg(feature = "observe")]
+            if let Some(t) = &self.traffic {
+                t.sent(frame.len());
+            }
             if self.outbox.push(frame, true) == Pushed::Queued {
                 // The driver gives the place back when it takes the frame.
                 place.forget();

@@ -15,6 +15,7 @@
 
 mod http;
 mod render;
+mod wire;
 
 use std::net::SocketAddr;
 use std::sync::OnceLock;
@@ -22,6 +23,9 @@ use std::sync::OnceLock;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 
 pub(crate) use http::MetricsServer;
+#[cfg(feature = "observe")]
+pub(crate) use wire::PeerTraffic;
+pub(crate) use wire::{in_trace, outgoing, replied};
 
 use crate::Metrics;
 

@@ -37,6 +37,16 @@
 //! watcher gets the actor's own [`odeon::StopReason`] rather than a panic carrying
 //! the reason's text; it is bumped for the same reason.
 //!
+//! Also within version 3, three variants appended last carry a W3C trace context
+//! ([`WireTrace`]): `TracedTell`, `TracedAsk` and `TracedReply`, the traced forms of
+//! `Tell`, `Ask` and `Reply`. Only a node built with the `observe` feature *and*
+//! switched on (`SystemBuilder::observe(true)`) sends them, and only while a trace
+//! context is current; otherwise its frames are byte for byte those of a build
+//! without the feature. Every node of this build decodes them, with or without the
+//! feature (one without it ignores the context). A node of an earlier build does not
+//! know them and closes the link: switch `observe` on only once every node runs a
+//! build that has them.
+//!
 //! # Bounds
 //! Every decoded value is bounded by its frame: the frame reader refuses a length
 //! prefix above `max_frame` ([`crate::defaults::MAX_FRAME`] by default) before
@@ -56,6 +66,7 @@ use serde::{Deserialize, Serialize};
 pub use frame::{FrameReader, FrameWriter};
 pub use traffic::{
     Outcome, QueuedMessage, Traffic, WireFailure, WireMigrateRefusal, WireRef, WireStopReason,
+    WireTrace,
 };
 
 /// The protocol version this build speaks.

@@ -379,6 +379,59 @@ pub enum Traffic<'a> {
         /// The fresh postcard-encoded state.
         state: Vec<u8>,
     },
+    /// A [`Traffic::Tell`] with the sender's trace context: sent instead of `Tell` only
+    /// by a node built with the `observe` feature and switched on, while a trace
+    /// context is current (`docs/observe.md`). Appended last: every earlier variant
+    /// keeps its encoding.
+    TracedTell {
+        /// As in `Tell`.
+        to: u64,
+        /// As in `Tell`.
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+        /// As in `Tell`.
+        #[serde(borrow)]
+        payload: Cow<'a, [u8]>,
+        /// The sender's span: the receiver's `odeon.handle` span is its child.
+        trace: WireTrace,
+    },
+    /// A [`Traffic::Ask`] with the sender's trace context (as `TracedTell`).
+    TracedAsk {
+        /// As in `Ask`.
+        to: u64,
+        /// As in `Ask`.
+        request: u64,
+        /// As in `Ask`.
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+        /// As in `Ask`.
+        #[serde(borrow)]
+        payload: Cow<'a, [u8]>,
+        /// The sender's span.
+        trace: WireTrace,
+    },
+    /// A [`Traffic::Reply`] with the trace context of the span that replied.
+    TracedReply {
+        /// As in `Reply`.
+        request: u64,
+        /// As in `Reply`.
+        #[serde(borrow)]
+        outcome: Outcome<'a>,
+        /// The replying span (the handler's `odeon.handle`).
+        trace: WireTrace,
+    },
+}
+
+/// A W3C trace context on the wire: the fields of a `traceparent` header (version
+/// `00`) as raw bytes, big-endian, 25 bytes in all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct WireTrace {
+    /// The trace id.
+    pub trace_id: [u8; 16],
+    /// The sending (parent) span's id.
+    pub span_id: [u8; 8],
+    /// The trace flags (bit 0: sampled).
+    pub flags: u8,
 }
 
 /// A message queued for a mobile actor, as it travels in a snapshot, a commit or a
@@ -686,6 +739,67 @@ mod tests {
             let bytes = encode(&frame).unwrap();
             assert_eq!(decode::<Traffic>(&bytes).unwrap(), frame);
         }
+    }
+
+    fn traced_frames() -> Vec<Traffic<'static>> {
+        vec![
+            Traffic::TracedTell {
+                to: 9,
+                message: "demo.Add".into(),
+                payload: vec![5].into(),
+                trace: WireTrace {
+                    trace_id: [1; 16],
+                    span_id: [2; 8],
+                    flags: 1,
+                },
+            },
+            Traffic::TracedAsk {
+                to: 9,
+                request: 12,
+                message: "demo.Total".into(),
+                payload: vec![].into(),
+                trace: WireTrace {
+                    trace_id: [3; 16],
+                    span_id: [4; 8],
+                    flags: 0,
+                },
+            },
+            Traffic::TracedReply {
+                request: 12,
+                outcome: Outcome::Ok(vec![7].into()),
+                trace: WireTrace {
+                    trace_id: [3; 16],
+                    span_id: [5; 8],
+                    flags: 0,
+                },
+            },
+        ]
+    }
+
+    #[test]
+    fn traced_frames_round_trip_and_leave_the_untraced_encodings_alone() {
+        for frame in traced_frames() {
+            let bytes = encode(&frame).unwrap();
+            assert_eq!(decode::<Traffic>(&bytes).unwrap(), frame);
+        }
+        // Appended after the last variant of version 3.
+        let restart = encode(&Traffic::Restart {
+            to: 1,
+            state: vec![],
+        })
+        .unwrap()[0];
+        let tags: Vec<u8> = traced_frames()
+            .iter()
+            .map(|f| encode(f).unwrap()[0])
+            .collect();
+        assert_eq!(tags, [restart + 1, restart + 2, restart + 3]);
+        // A plain tell is what it always was: tag 4, token, name, payload.
+        let tell = Traffic::Tell {
+            to: 1,
+            message: "m".into(),
+            payload: vec![2].into(),
+        };
+        assert_eq!(encode(&tell).unwrap(), [4, 1, 1, b'm', 1, 2]);
     }
 
     #[test]

@@ -196,6 +196,9 @@ pub(crate) struct Cell<A: Actor> {
     wake: crate::loom::AtomicU8,
     shared: Arc<Shared>,
     extras: Option<Box<Extras>>,
+    /// Mailbox depth and trace contexts of an observing system (`observe/`).
+    #[cfg(feature = "observe")]
+    obs: crate::observe::CellObs,
     life: UnsafeCell<Life<A>>,
     mailbox: Queue,
     cx: UnsafeCell<Context<A>>,
@@ -333,6 +336,10 @@ impl<A: Actor> Cell<A> {
             Some(reply) => message_node(vtables.ask, msg, reply),
             None => message_node(vtables.tell, msg, ()),
         };
+        #[cfg(feature = "observe")]
+        if self.shared.config.observe {
+            self.observe_send(node);
+        }
         self.push_node(node);
         Ok(())
     }
@@ -361,6 +368,10 @@ impl<A: Actor> Cell<A> {
             Some(reply) => message_node(vtables.ask, msg, reply),
             None => message_node(vtables.tell, msg, ()),
         };
+        #[cfg(feature = "observe")]
+        if self.shared.config.observe {
+            self.observe_send(node);
+        }
         self.push_node(node);
         Ok(())
     }

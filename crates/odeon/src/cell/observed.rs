@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 
 use super::{Cell, RUNNING};
 use crate::Actor;
-use crate::mailbox::node::{Delivered, Header, NodeVTable};
+use crate::mailbox::node::{Delivered, Header, Kind, NodeVTable};
 
 impl<A: Actor> Cell<A> {
     /// Delivers `node` inside its span, timing the handler (for an async handler, up
@@ -27,12 +27,16 @@ impl<A: Actor> Cell<A> {
         node: NonNull<Header<A>>,
         vtable: &'static NodeVTable<A>,
     ) -> bool {
+        let actor = std::any::type_name::<A>();
+        // Only user messages have a sender that counted them and may have traced them.
+        let parent = if vtable.kind == Kind::User {
+            self.obs.taking(actor, node.as_ptr() as usize)
+        } else {
+            None
+        };
         // Dropped on return or unwind: span exited, time recorded.
-        let _handling = crate::observe::Handling::begin(
-            std::any::type_name::<A>(),
-            self.name(),
-            (vtable.message)(),
-        );
+        let _handling =
+            crate::observe::Handling::begin(actor, self.name(), (vtable.message)(), parent);
         // SAFETY: caller contract.
         match unsafe { (vtable.deliver)(node, self) } {
             Delivered::Done => false,
@@ -44,5 +48,12 @@ impl<A: Actor> Cell<A> {
                 self.poll_pending().is_pending()
             }
         }
+    }
+}
+
+impl<A: Actor> Cell<A> {
+    /// A user message node is about to enter the mailbox (observing systems only).
+    pub(super) fn observe_send(&self, node: NonNull<Header<A>>) {
+        self.obs.sending(node.as_ptr() as usize);
     }
 }

@@ -186,6 +186,8 @@ pub(super) fn new_cell<A: Actor>(
         wake: crate::loom::AtomicU8::new(IDLE),
         shared: shared.clone(),
         extras,
+        #[cfg(feature = "observe")]
+        obs: crate::observe::CellObs::default(),
         life: UnsafeCell::new(Life {
             phase,
             gc_check: false,

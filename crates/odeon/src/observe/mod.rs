@@ -19,6 +19,12 @@
 //! The facade is process-wide: the scheduler and ask counters record as soon as one
 //! system in the process was built with `observe(true)`.
 //!
+//! A message sent while a [`TraceContext`] is current (set by
+//! [`TraceContext::in_scope`], or arrived from another node) carries it, and the
+//! `odeon.handle` span that handles it gets W3C trace ids (`trace_id`, `span_id`,
+//! `parent_span_id`) and makes its own context current, so that what the handler
+//! sends continues the trace, locally and, with `odeon-remote`, on other nodes.
+//!
 //! ```
 //! use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 //! use odeon::{Actor, Context, Handler, Message, System, observe};
@@ -62,13 +68,23 @@
 //! assert_eq!(handled, 3);
 //! ```
 
-use std::sync::atomic::{AtomicBool, Ordering};
+mod trace;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 mod tally;
 
 pub use tally::{TypeTally, actor_tallies, actor_tally_enabled, enable_actor_tally};
 
+use trace::{Enter, Hex64, Hex128};
+pub use trace::{TraceContext, deliver_as};
+
+/// Messages waiting in the mailbox, per actor type (histogram; label `actor`):
+/// recorded as each user message starts being handled, the number of user messages
+/// sent to the actor and not yet taken from its mailbox behind it (0: the mailbox was
+/// empty after this one). Runtime notices (`Terminated`) are not counted.
+pub const MAILBOX_DEPTH: &str = "odeon_mailbox_depth";
 /// Messages handled, per actor type (counter; label `actor`).
 pub const MESSAGES_HANDLED: &str = "odeon_messages_handled_total";
 /// Time inside the handler, per actor type (histogram, seconds; label `actor`). For an
@@ -113,10 +129,93 @@ pub(crate) fn process_on() -> bool {
     PROCESS_ON.load(Ordering::Relaxed)
 }
 
+/// Whether a system of this process was built with `observe(true)`: the switch of
+/// hooks outside a system (a transport's metrics and trace context, for example).
+///
+/// ```
+/// let _system = odeon::System::builder().observe(true).build();
+/// assert!(odeon::observe::is_on());
+/// ```
+pub fn is_on() -> bool {
+    process_on()
+}
+
+/// What an observed cell counts beside its mailbox (a field of every cell when the
+/// feature is compiled in; touched only when the system observes).
+#[derive(Default)]
+pub(crate) struct CellObs {
+    /// User messages pushed to the mailbox.
+    sent: AtomicU64,
+    /// User messages taken for handling (written by the actor's turn only).
+    taken: AtomicU64,
+    /// Entries in `traces`: lets a delivery skip the lock when no message is traced.
+    traced: AtomicUsize,
+    /// The trace context of queued messages, by node address (removed on delivery),
+    /// and the span id to handle it in if the transport chose it (`deliver_as`). A
+    /// map, not a list: a deep mailbox of traced messages made a linear search
+    /// quadratic.
+    traces: crate::sync::Mutex<std::collections::HashMap<usize, Traced>>,
+}
+
+impl CellObs {
+    /// A user message node is about to be pushed: count it, and note the sender's
+    /// trace context if one is current.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn sending(&self, node: usize) {
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        if let Some(ctx) = TraceContext::current() {
+            // A stale entry at a reused address (a traced message discarded, not
+            // handled) is replaced, not counted twice.
+            // Under `deliver_as` the transport chose the handling span's id.
+            let traced = Traced {
+                parent: ctx,
+                exact: trace::exact(),
+            };
+            if self.traces.lock().insert(node, traced).is_none() {
+                self.traced.fetch_add(1, Ordering::Release);
+            }
+        }
+    }
+
+    /// A user message node is taken for handling: records the depth behind it and
+    /// returns its trace context, if it carried one.
+    pub(crate) fn taking(&self, actor: &'static str, node: usize) -> Option<Traced> {
+        let taken = self.taken.load(Ordering::Relaxed) + 1;
+        self.taken.store(taken, Ordering::Relaxed);
+        let depth = self.sent.load(Ordering::Relaxed).saturating_sub(taken);
+        metrics::histogram!(MAILBOX_DEPTH, "actor" => actor).record(depth as f64);
+        if self.traced.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let traced = self.traces.lock().remove(&node)?;
+        self.traced.fetch_sub(1, Ordering::Relaxed);
+        Some(traced)
+    }
+}
+
+/// The trace context a queued message carries.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Traced {
+    /// The sender's context (the handling span's parent).
+    parent: TraceContext,
+    /// The handling span's id, if the transport chose it (`deliver_as`).
+    exact: Option<u64>,
+}
+
+impl std::fmt::Debug for CellObs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CellObs").finish_non_exhaustive()
+    }
+}
+
 /// One handled message: its span stays entered until the handler returns, then the
 /// counter and the histogram are recorded.
 pub(crate) struct Handling {
     _span: tracing::span::EnteredSpan,
+    // Fields drop in declaration order: the span is exited, then the thread's
+    // previous trace context is restored.
+    _trace: Option<Enter>,
     actor: &'static str,
     start: Instant,
 }
@@ -124,17 +223,43 @@ pub(crate) struct Handling {
 impl Handling {
     #[cold]
     #[inline(never)]
-    pub(crate) fn begin(actor: &'static str, name: Option<&str>, message: &'static str) -> Self {
-        let span =
-            tracing::info_span!("odeon.handle", actor, name = tracing::field::Empty, message);
+    pub(crate) fn begin(
+        actor: &'static str,
+        name: Option<&str>,
+        message: &'static str,
+        parent: Option<Traced>,
+    ) -> Self {
+        let span = tracing::info_span!(
+            "odeon.handle",
+            actor,
+            name = tracing::field::Empty,
+            message,
+            trace_id = tracing::field::Empty,
+            span_id = tracing::field::Empty,
+            parent_span_id = tracing::field::Empty,
+        );
         if let Some(name) = name {
             span.record("name", name);
         }
         if tally::on() {
             tally::handled(actor, name);
         }
+        // Only a message that carried a context continues (and propagates) a trace: an
+        // untraced message costs no id, and what its handler sends carries nothing.
+        let trace = parent.map(|t| {
+            let p = t.parent;
+            let ctx = match t.exact {
+                Some(span_id) => TraceContext { span_id, ..p },
+                None => p.child(),
+            };
+            span.record("trace_id", tracing::field::display(Hex128(ctx.trace_id)));
+            span.record("span_id", tracing::field::display(Hex64(ctx.span_id)));
+            span.record("parent_span_id", tracing::field::display(Hex64(p.span_id)));
+            Enter::new(ctx)
+        });
         Self {
             _span: span.entered(),
+            _trace: trace,
             actor,
             start: Instant::now(),
         }
