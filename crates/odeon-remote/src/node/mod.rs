@@ -417,7 +417,7 @@ impl NodeInner {
         };
         // A mobile actor that moved here is registered under its birth identity, which
         // names another node and is answered as it is (it resolves wherever it runs).
-        if wire.node == self.me && !self.export(wire.token).is_some_and(|e| e.id == wire.id) {
+        if wire.node == self.me && self.export(wire.token).is_none_or(|e| e.id != wire.id) {
             return Outcome::Failed(WireFailure::Stopped);
         }
         match crate::wire::encode(&wire) {
