@@ -115,3 +115,63 @@ fn a_name_registered_where_the_actor_moved_to_follows_it_on() {
         assert!(gone.is_some(), "{} still finds the name", m.node().id());
     }
 }
+
+/// A registration gossiped in a format this node cannot read (garbage, or a newer
+/// format) is rejected with an error that says who sent what, never a panic; the
+/// nodes keep serving other names. (The old `id/token/type` format, which every node
+/// still writes for its own actors, is read by the test above: "tally" on h.)
+#[test]
+fn a_malformed_gossiped_registration_is_rejected_with_a_clear_error() {
+    use odeon_remote::RegistryError;
+    use odeon_remote::membership::{Membership, MembershipConfig};
+
+    let nodes = cluster(&["h", "a"], |b| b);
+    let h = &nodes[0];
+    let tally = h.system.spawn(Tally::default());
+    h.node().register("tally", &tally).unwrap();
+    // A gossip member with the cluster secret that writes garbage (its link address
+    // is never served: it is not a node).
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let config = MembershipConfig {
+        seeds: vec![h.addr()],
+        gossip_interval: std::time::Duration::from_millis(100),
+        ..MembershipConfig::new(
+            odeon_remote::NodeId {
+                name: "scribbler".into(),
+                incarnation: 1,
+            },
+            "127.0.0.1:0".parse().unwrap(),
+            "127.0.0.1:9".parse().unwrap(),
+            common::secret(),
+        )
+    };
+    let scribbler = rt.block_on(Membership::start(config)).unwrap();
+    let values = [
+        ("junk", "not a registration"),
+        ("half", "mob/1/h"),
+        ("bad-id", "x/2/util.Tally"),
+        ("long-name", "mob/999/h/1/1/2/util.Tally"),
+    ];
+    for (name, value) in values {
+        scribbler.set(&format!("reg/{name}"), value).unwrap();
+    }
+    for m in &nodes {
+        for (name, value) in values {
+            let e = common::eventually(WAIT, || {
+                match m.system.block_on(m.node().lookup::<Tally>(name)) {
+                    Err(RegistryError::Failed(e)) => Some(e),
+                    _ => None,
+                }
+            })
+            .unwrap_or_else(|| panic!("{} never rejected {name:?}", m.node().id()));
+            assert!(
+                e.contains("scribbler") && e.contains(value),
+                "the error names the sender and the value: {e}"
+            );
+        }
+        // The node still serves a well-formed name.
+        let found = lookup(m, "tally");
+        assert_eq!(m.system.block_on(found.ask(Where)).unwrap(), "h");
+    }
+    rt.block_on(scribbler.leave());
+}
