@@ -29,6 +29,7 @@ pub(crate) mod dispatch;
 mod endpoint;
 mod incarnation;
 mod link;
+mod name_value;
 mod outbox;
 mod peer;
 mod registry;
@@ -134,8 +135,9 @@ pub(crate) struct NodeInner {
     peers: Mutex<HashMap<NodeId, Arc<Peer>>>,
     /// Exported actors by token, and each exported actor's token by actor id.
     exports: Mutex<Exports>,
-    /// Registered names → tokens.
-    names: Mutex<HashMap<String, u64>>,
+    /// Registered names → the ref each resolves to: an actor exported here, or a
+    /// mobile actor's birth `WireRef` (which may name another node: it moved here).
+    names: Mutex<HashMap<String, WireRef>>,
     spawnables: HashMap<&'static str, (SpawnFn, &'static Interface)>,
     next_request: AtomicU64,
     closing: AtomicBool,
@@ -350,7 +352,10 @@ impl NodeInner {
                             exports.by_token.remove(&token);
                             exports.tokens.remove(&id);
                         }
-                        node.names.lock().retain(|_, v| *v != token);
+                        let me = node.me.clone();
+                        node.names
+                            .lock()
+                            .retain(|_, v| v.node != me || v.token != token);
                     }
                 }),
             );
@@ -408,18 +413,14 @@ impl NodeInner {
     }
 
     fn lookup_here(&self, name: &str) -> Outcome<'static> {
-        let Some(token) = self.names.lock().get(name).copied() else {
+        let Some(wire) = self.names.lock().get(name).cloned() else {
             return Outcome::Failed(WireFailure::Rejected(format!("no actor named {name:?}")));
         };
-        let Some(e) = self.export(token) else {
+        // A mobile actor that moved here is registered under its birth identity, which
+        // names another node and is answered as it is (it resolves wherever it runs).
+        if wire.node == self.me && self.export(wire.token).is_none_or(|e| e.id != wire.id) {
             return Outcome::Failed(WireFailure::Stopped);
-        };
-        let wire = WireRef {
-            node: self.me.clone(),
-            id: e.id,
-            token,
-            actor_type: e.interface.actor_type.to_string(),
-        };
+        }
         match crate::wire::encode(&wire) {
             Ok(b) => Outcome::Ok(b.into()),
             Err(e) => Outcome::Failed(WireFailure::Rejected(e.to_string())),

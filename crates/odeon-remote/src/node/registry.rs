@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use odeon::{ActorRef, RemoteActor};
 
 use super::api::{Node, RegistryError};
+use super::name_value;
 use crate::interface::Interface;
 use crate::wire::{self, Outcome, Traffic, WireRef};
 
@@ -20,18 +21,46 @@ fn registry_key(name: &str) -> String {
     format!("reg/{name}")
 }
 
-/// What a node gossips for one of its registrations: `id/token/actor_type`.
-fn gossip_value(wire: &WireRef) -> String {
-    format!("{}/{}/{}", wire.id, wire.token, wire.actor_type)
-}
-
 impl Node {
     /// Makes `actor` findable across the cluster as `name`. The registration keeps the
     /// actor alive until [`Node::unregister`] or until it stops.
     ///
+    /// A mobile actor (see [`mobile_actor!`](crate::mobile_actor)) may be registered
+    /// on any node that holds it: its birth node, or a node it moved to (then
+    /// `actor` is the local ref there, for example `cx.myself()` or a lookup made on
+    /// that node). The name always stands for the actor's birth identity, so a
+    /// lookup of it, on any node, reaches the actor wherever it runs later, not the
+    /// node it ran on when it was registered. The name stays on this node (it does
+    /// not travel with the actor) until [`Node::unregister`].
+    ///
     /// # Errors
     /// [`RegistryError::Taken`] if the name is registered on this node;
     /// [`RegistryError::NotLocal`] for a ref to another node's actor.
+    ///
+    /// # Examples
+    /// ```no_run
+    /// # use odeon::{Actor, Context, Handler, Message};
+    /// # use odeon_remote::Node;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Default, Serialize, Deserialize)]
+    /// # struct Counter(u64);
+    /// # impl Actor for Counter {}
+    /// # #[derive(Serialize, Deserialize)]
+    /// # struct Get;
+    /// # impl Message for Get { type Reply = u64; }
+    /// # impl Handler<Get> for Counter {
+    /// #     fn handle(&mut self, _: Get, _: &mut Context<Self>) -> u64 { self.0 }
+    /// # }
+    /// # odeon_remote::remote_actor!(Counter = "doc.Counter" { Get = "doc.Get" });
+    /// # async fn run(node: &Node, system: &odeon::SystemHandle) -> Result<(), Box<dyn std::error::Error>> {
+    /// let counter = system.spawn(Counter::default());
+    /// node.register("counter", &counter)?;
+    /// // On this node or any other:
+    /// let found = node.lookup::<Counter>("counter").await?;
+    /// assert_eq!(found.ask(Get).await?, 0);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn register<A: RemoteActor>(
         &self,
         name: &str,
@@ -41,20 +70,23 @@ impl Node {
             return Err(RegistryError::NotLocal);
         }
         let interface = Interface::of(A::interface()).ok_or(RegistryError::NotLocal)?;
+        // For a mobile actor this is its birth `WireRef` (which names another node if
+        // it moved here): the name must resolve to the actor wherever it goes next.
         let wire = self
             .inner
             .export_local(interface, Box::new(actor.clone()))
             .map_err(RegistryError::Failed)?;
+        let value = name_value::encode(&self.inner.me, &wire);
         {
             let mut names = self.inner.names.lock();
             if names.contains_key(name) {
                 return Err(RegistryError::Taken(name.to_string()));
             }
-            names.insert(name.to_string(), wire.token);
+            names.insert(name.to_string(), wire);
         }
         // Published in gossip, so that lookups elsewhere need no round trip.
         if let Some(m) = self.membership.lock().as_ref()
-            && let Err(e) = m.set(&registry_key(name), &gossip_value(&wire))
+            && let Err(e) = m.set(&registry_key(name), &value)
         {
             tracing::warn!(name, error = %e, "registration not gossiped; lookups will ask");
         }
@@ -69,30 +101,37 @@ impl Node {
         self.inner.names.lock().remove(name).is_some()
     }
 
-    /// Where gossip says `name` is registered: refs on live members, each member
-    /// started as a peer (at the address membership gives) so that the ref resolves.
-    fn gossiped(&self, name: &str) -> Vec<WireRef> {
+    /// Where gossip says `name` is registered: the refs live members offer, each
+    /// member (and a mobile actor's birth node, if it is a member) started as a peer
+    /// at the address membership gives, so that the ref resolves. Also the reason a
+    /// value was rejected, if one was (gossip may carry garbage).
+    fn gossiped(&self, name: &str) -> (Vec<WireRef>, Option<String>) {
         let guard = self.membership.lock();
         let Some(m) = guard.as_ref() else {
-            return Vec::new();
+            return (Vec::new(), None);
         };
         let key = registry_key(name);
         let members = m.members();
+        let mut rejected = None;
         let found: Vec<_> = m
             .entries(&key)
             .into_iter()
             .filter(|(_, k, _)| *k == key)
-            .filter_map(|(node, _, value)| {
-                let mut parts = value.splitn(3, '/');
-                let (id, token, actor_type) = (parts.next()?, parts.next()?, parts.next()?);
-                let link_addr = members.iter().find(|mb| mb.node == node)?.link_addr;
-                let wire = WireRef {
-                    node,
-                    id: id.parse().ok()?,
-                    token: token.parse().ok()?,
-                    actor_type: actor_type.to_string(),
+            .filter_map(|(registrar, _, value)| {
+                let wire = match name_value::decode(&registrar, &value) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        tracing::warn!(name, from = %registrar, error = %e, "malformed registration ignored");
+                        rejected = Some(format!("{registrar} gossips {name:?} as {value:?}: {e}"));
+                        return None;
+                    }
                 };
-                Some((wire, link_addr))
+                let addr_of = |id: &wire::NodeId| {
+                    members.iter().find(|mb| mb.node == *id).map(|mb| mb.link_addr)
+                };
+                let link_addr = addr_of(&registrar)?;
+                let birth_addr = addr_of(&wire.node);
+                Some((registrar, link_addr, wire, birth_addr))
             })
             .collect();
         drop(guard);
@@ -102,43 +141,57 @@ impl Node {
             std::iter::once(&self.inner.me)
                 .chain(peers.iter().map(|p| &p.id))
                 .chain(members.iter().map(|m| &m.node))
-                .chain(found.iter().map(|(w, _)| &w.node)),
+                .chain(found.iter().map(|(r, ..)| r)),
         );
-        found
+        let wires = found
             .into_iter()
-            .filter(|(w, _)| newest.get(w.node.name.as_str()) == Some(&w.node.incarnation))
-            .filter(|(w, addr)| {
-                if w.node == self.inner.me {
+            .filter(|(r, ..)| newest.get(r.name.as_str()) == Some(&r.incarnation))
+            .filter(|(r, addr, wire, birth_addr)| {
+                // This node's own registrations are answered by `lookup_here`.
+                if *r == self.inner.me || !self.inner.supersede(r) {
                     return false;
                 }
-                if !self.inner.supersede(&w.node) {
-                    return false;
+                self.inner.peer(r, Some(*addr));
+                if let Some(b) = birth_addr
+                    && wire.node != *r
+                    && wire.node != self.inner.me
+                    && self.inner.supersede(&wire.node)
+                {
+                    self.inner.peer(&wire.node, Some(*b));
                 }
-                self.inner.peer(&w.node, Some(*addr));
                 true
             })
-            .map(|(w, _)| w)
-            .collect()
+            .map(|(.., w, _)| w)
+            .collect();
+        (wires, rejected)
     }
 
     /// Finds the actor registered as `name` on this node or on any linked node. When
     /// several nodes offer the name, a restarted node's newest incarnation is preferred
     /// and its previous lives are never returned.
     ///
+    /// For a mobile actor the ref returned is its location-independent identity (the
+    /// one its birth node gave it), whichever node registered the name: it follows
+    /// the actor through later moves, and a tell sent through it is delivered once,
+    /// in order with the caller's other sends through that ref.
+    ///
     /// # Errors
-    /// [`RegistryError::NotFound`], or [`RegistryError::WrongType`] if the name
-    /// belongs to an actor of another type.
+    /// [`RegistryError::NotFound`]; [`RegistryError::WrongType`] if the name
+    /// belongs to an actor of another type; [`RegistryError::Failed`] if the only
+    /// registration of the name found is one this node cannot read (a malformed
+    /// gossip value: the error says which node sent it and why it was rejected).
     pub async fn lookup<A: RemoteActor>(&self, name: &str) -> Result<ActorRef<A>, RegistryError> {
         let interface = Interface::of(A::interface())
             .ok_or_else(|| RegistryError::Failed(format!("{} has no interface", A::TYPE_NAME)))?;
         let mut candidates = Vec::new();
+        let mut rejected = None;
         if let Outcome::Ok(bytes) = self.inner.lookup_here(name) {
             candidates.push(
                 wire::decode::<WireRef>(&bytes)
                     .map_err(|e| RegistryError::Failed(e.to_string()))?,
             );
         } else {
-            candidates = self.gossiped(name);
+            (candidates, rejected) = self.gossiped(name);
         }
         if candidates.is_empty() {
             let asks: Vec<_> = self
@@ -178,13 +231,14 @@ impl Node {
                 .map(|r| *r)
                 .map_err(|_| RegistryError::Failed("interface mismatch".into()));
         }
-        Err(match wrong {
-            Some(found) => RegistryError::WrongType {
+        Err(match (wrong, rejected) {
+            (Some(found), _) => RegistryError::WrongType {
                 name: name.to_string(),
                 expected: A::TYPE_NAME,
                 found,
             },
-            None => RegistryError::NotFound(name.to_string()),
+            (None, Some(why)) => RegistryError::Failed(why),
+            (None, None) => RegistryError::NotFound(name.to_string()),
         })
     }
 }
