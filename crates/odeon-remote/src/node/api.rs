@@ -241,6 +241,27 @@ impl NodeBuilder {
         self
     }
 
+    /// Whether a link's reader thread may run the turn of a local actor it just
+    /// delivered a message to, when every worker of the pool is parked (default `true`).
+    ///
+    /// Waking a parked worker costs a thread wake-up, the largest hop of a remote round
+    /// trip (tens of microseconds on a virtual machine); the reader is awake already.
+    /// The turn is an ordinary one (one message at a time per actor, at most the
+    /// system's budget, then the pool takes over), but while it runs the reader reads
+    /// nothing: a turn that takes longer than 200 µs sends that thread's deliveries to
+    /// the pool for the next 50 ms. Handlers that block belong on their own thread
+    /// (`odeon::SpawnOptions::blocking`, never run inline); with handlers that compute
+    /// for long, or that wait for something this node's I/O must bring, turn this off.
+    ///
+    /// ```
+    /// let builder = odeon_remote::Node::builder("n").inline_turns(false);
+    /// # drop(builder);
+    /// ```
+    pub fn inline_turns(mut self, on: bool) -> Self {
+        self.settings.inline_turns = on;
+        self
+    }
+
     /// The deadline of lookups and remote spawns (default
     /// [`defaults::REQUEST_TIMEOUT`]).
     pub fn request_timeout(mut self, d: Duration) -> Self {
@@ -657,6 +678,7 @@ impl Node {
                 request_timeout: defaults::REQUEST_TIMEOUT,
                 outbox_bound: defaults::OUTBOX_BOUND,
                 heartbeat_interval: defaults::HEARTBEAT_INTERVAL,
+                inline_turns: true,
             },
             max_frame: defaults::MAX_FRAME,
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,
