@@ -382,7 +382,7 @@ async fn read_link(
         // What this read brought in is delivered, and then, if every worker is parked,
         // this thread runs the first actor it made runnable instead of waking one: one
         // thread wake-up less per remote request (issue 19, `odeon::remote::run_delivered`).
-        let deliver = || {
+        let mut deliver = || {
             if !handle_frame(&node, &peer, &frame, &mut inbound) {
                 return false;
             }
