@@ -90,10 +90,10 @@ pub(crate) fn run_delivered<R>(f: impl FnOnce() -> R) -> R {
     impl Drop for Scope {
         fn drop(&mut self) {
             SCOPE.with(|s| s.set(false));
-            if std::thread::panicking() {
-                if let Some((shared, task)) = KEPT.with(|k| k.borrow_mut().take()) {
-                    shared.sched.schedule(task, Placement::Back, false);
-                }
+            if std::thread::panicking()
+                && let Some((shared, task)) = KEPT.with(|k| k.borrow_mut().take())
+            {
+                shared.sched.schedule(task, Placement::Back, false);
             }
         }
     }
