@@ -42,10 +42,16 @@ thread_local! {
 
 /// Called by the push that found an actor's mailbox empty: keeps its task to run on
 /// this thread, if the rules allow. `true` if kept (and the unit counted).
+///
+/// Every schedule calls it, worker-to-worker sends too: outside a scope it costs one
+/// load of a `const` thread-local, and the rest stays out of line.
+#[inline]
 pub(crate) fn keep(shared: &Arc<Shared>, task: Task, new_unit: bool) -> bool {
-    if !SCOPE.with(Cell::get) {
-        return false;
-    }
+    SCOPE.with(Cell::get) && keep_in_scope(shared, task, new_unit)
+}
+
+#[inline(never)]
+fn keep_in_scope(shared: &Arc<Shared>, task: Task, new_unit: bool) -> bool {
     let sched = &shared.sched;
     if sched.sim.is_some() || worker::current(sched).is_some() {
         return false;
