@@ -250,6 +250,36 @@ impl NodeBuilder {
         self
     }
 
+    /// Whether a link's reader thread may run the turn of a local actor it just
+    /// delivered a message to, when every worker of the pool is parked (default
+    /// `false`).
+    ///
+    /// Waking a parked worker costs a thread wake-up, the largest hop of a remote round
+    /// trip (tens of microseconds on a virtual machine); the reader is awake already,
+    /// so switching this on takes one wake-up off each remote round trip to an idle
+    /// node. The turn is an ordinary one (one message at a time per actor, at most the
+    /// system's budget, then the pool takes over), but while it runs the reader reads
+    /// nothing: a turn that takes longer than 200 µs sends that thread's deliveries to
+    /// the pool for the next 50 ms.
+    ///
+    /// Why it is off by default: odeon promises that an actor which blocks its thread
+    /// does not hold up the others (guarantee 3). A worker that blocks is replaced by
+    /// the pool's monitor; a reader thread that blocks is not, so one handler that
+    /// sleeps or computes for seconds would hold up every message of the node's links
+    /// (and their heartbeats) until it returns, and a handler that waits for something
+    /// this node's I/O must bring (`block_on` of a remote ask) would never return.
+    /// Switch it on for nodes whose handlers are short and never block (actors that
+    /// block belong on `odeon::SpawnOptions::blocking`, which never runs inline).
+    ///
+    /// ```
+    /// let builder = odeon_remote::Node::builder("n").inline_turns(true);
+    /// # drop(builder);
+    /// ```
+    pub fn inline_turns(mut self, on: bool) -> Self {
+        self.settings.inline_turns = on;
+        self
+    }
+
     /// The deadline of lookups and remote spawns (default
     /// [`defaults::REQUEST_TIMEOUT`]).
     pub fn request_timeout(mut self, d: Duration) -> Self {
@@ -685,6 +715,7 @@ impl Node {
                 request_timeout: defaults::REQUEST_TIMEOUT,
                 outbox_bound: defaults::OUTBOX_BOUND,
                 heartbeat_interval: defaults::HEARTBEAT_INTERVAL,
+                inline_turns: false,
             },
             max_frame: defaults::MAX_FRAME,
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,

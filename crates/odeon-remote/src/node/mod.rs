@@ -63,6 +63,9 @@ pub(crate) struct Settings {
     pub(crate) outbox_bound: usize,
     /// How long a link may stay idle before it sends a heartbeat.
     pub(crate) heartbeat_interval: Duration,
+    /// Whether a link's reader may run a delivered message's turn itself
+    /// (`NodeBuilder::inline_turns`).
+    pub(crate) inline_turns: bool,
 }
 
 impl Settings {

@@ -437,6 +437,9 @@ impl<A: Actor> Cell<A> {
             d.unparker.unpark();
             return;
         }
+        if crate::scheduler::inline::keep(&self.shared, self.task(), new_unit) {
+            return;
+        }
         self.shared.sched.schedule(self.task(), placement, new_unit);
     }
 

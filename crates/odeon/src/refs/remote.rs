@@ -237,6 +237,27 @@ pub fn with_codec<R>(codec: &(dyn RefCodec + 'static), f: impl FnOnce() -> R) ->
     f()
 }
 
+/// Runs `f`, which delivers messages that arrived from a peer, and then, on this
+/// thread, the turn of the first local actor that `f` made runnable, if no worker of
+/// its pool was awake to take it. For a transport's reader thread: it is awake
+/// already, and waking a parked worker instead costs a thread wake-up (tens of
+/// microseconds on a guest whose other vCPU halted), the largest hop of a remote round
+/// trip (issue 19).
+///
+/// The turn is an ordinary one (one message at a time per actor, at most the
+/// configured budget, then the pool takes over); it does not linger. A turn that runs
+/// long turns this off on the thread for a while (50 ms), so that a long handler holds
+/// up the thread's link once, not each time. Outside the pool's threads only; on a
+/// worker, or with no turn to run, it is just `f()`.
+///
+/// ```
+/// use odeon::remote::run_delivered;
+/// assert_eq!(run_delivered(|| 7), 7);
+/// ```
+pub fn run_delivered<R>(f: impl FnOnce() -> R) -> R {
+    crate::scheduler::inline::run_delivered(f)
+}
+
 /// Calls `f` with the thread's codec, if one is installed.
 #[cfg_attr(not(feature = "serde"), allow(dead_code))]
 pub(crate) fn current_codec<R>(f: impl FnOnce(Option<&dyn RefCodec>) -> R) -> R {

@@ -40,6 +40,7 @@
 //! counters are equal and begins equal ends.
 
 mod idle;
+pub(crate) mod inline;
 mod monitor;
 mod throttle;
 mod worker;

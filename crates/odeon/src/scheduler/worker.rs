@@ -381,6 +381,9 @@ impl Scheduler {
             if !ctx.me(self).slot.load(Ordering::Relaxed).is_null() || !ctx.local.is_empty() {
                 return false;
             }
+        } else if super::inline::running() {
+            // An I/O thread running a turn it delivered (`inline.rs`) has a link to read.
+            return false;
         }
         self.injector.is_empty()
     }

@@ -69,6 +69,11 @@ fn start_node(system: &System, name: &str, seed: Option<SocketAddr>) -> Result<N
     if let Some(s) = seed {
         b = b.seed(s);
     }
+    // `NodeBuilder::inline_turns` is off by default (it trades guarantee 3 for one
+    // thread wake-up per round trip); the benchmark measures it both ways.
+    if std::env::var_os("REMOTE_ODEON_INLINE").is_some_and(|v| v == "1") {
+        b = b.inline_turns(true);
+    }
     system
         .block_on(b.start(&system.handle()))
         .map_err(|e| e.to_string())
