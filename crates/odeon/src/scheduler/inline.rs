@@ -96,10 +96,11 @@ pub(crate) fn run_delivered<R>(f: impl FnOnce() -> R) -> R {
     impl Drop for Scope {
         fn drop(&mut self) {
             SCOPE.with(|s| s.set(false));
-            if std::thread::panicking()
-                && let Some((shared, task)) = KEPT.with(|k| k.borrow_mut().take())
-            {
-                shared.sched.schedule(task, Placement::Back, false);
+            // Nested `if`s: odeon's minimum Rust (1.85) has no let chains.
+            if std::thread::panicking() {
+                if let Some((shared, task)) = KEPT.with(|k| k.borrow_mut().take()) {
+                    shared.sched.schedule(task, Placement::Back, false);
+                }
             }
         }
     }
