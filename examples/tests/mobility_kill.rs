@@ -298,3 +298,54 @@ fn the_birth_node_dies_and_refs_still_find_the_actor() {
     check_exactly_once(&sent, &report(&c));
     assert!(c.a.child.try_wait().expect("try_wait").is_none());
 }
+
+/// The move a→b with `dies` aborting at a step between the source's freeze and the
+/// target's activation where the documented outcome is the actor's loss (design §3.2:
+/// in the window Ready..Commit the loss of either node loses the actor, never
+/// duplicates it). Checks that it is gone for good: every ask through the ref fails
+/// with `Unreachable`, and keeps failing (no copy runs anywhere), and the other node
+/// lives on.
+fn lost_with(a_env: Option<&str>, b_env: Option<&str>) {
+    let mut c = start(a_env, b_env);
+    let sender = Sender::start(&c.system, &c.counter);
+    sender.progress(50);
+    c.counter.tell(GoTo(c.b_id.clone())).expect("GoTo is sent");
+    let (dies, lives) = if a_env.is_some() {
+        (&mut c.a, &mut c.b)
+    } else {
+        (&mut c.b, &mut c.a)
+    };
+    assert_eq!(ended_by(dies), Some(SIGABRT));
+    let sent = sender.finish();
+    assert!(
+        !sent.failed.is_empty(),
+        "the last ask cannot have been answered"
+    );
+    within("asks fail with Unreachable", || {
+        (whereabouts(&c.system, &c.counter) == Err(AskError::Unreachable)).then_some(())
+    });
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(
+            whereabouts(&c.system, &c.counter),
+            Err(AskError::Unreachable)
+        );
+    }
+    assert!(lives.child.try_wait().expect("try_wait").is_none());
+    let _ = &c.a_id;
+}
+
+#[test]
+fn the_source_dies_frozen_as_it_ships_the_offer_and_the_actor_is_lost() {
+    lost_with(Some("offer"), None);
+}
+
+#[test]
+fn the_source_dies_between_ready_and_commit_and_the_actor_is_lost_not_duplicated() {
+    lost_with(Some("commit"), None);
+}
+
+#[test]
+fn the_target_dies_with_the_commit_unrun_and_the_actor_is_lost_not_duplicated() {
+    lost_with(None, Some("activate"));
+}
