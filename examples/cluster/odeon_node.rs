@@ -6,6 +6,7 @@
 //! ODEON_SECRET=... odeon-node serve --name a [--listen 127.0.0.1:7400] [--seed ADDR]...
 //! ODEON_SECRET=... odeon-node probe --name b --seed ADDR
 //! ODEON_SECRET=... odeon-node migrate --name b --seed ADDR
+//! ODEON_SECRET=... odeon-node host --name c --seed ADDR
 //! odeon-node top --http ADDR [--once]
 //! ```
 //! `gen-secret` prints a new random cluster secret (32 random bytes as 64 hex
@@ -19,7 +20,8 @@
 //! printing what it observes. `migrate` finds the mobile `counter` that `serve` also
 //! hosts, moves it to this process's node (live: its state and mailbox travel, refs
 //! to it keep working), sends it ten numbered messages there, and moves it back home
-//! before leaving. Output lines are stable: tests read them.
+//! before leaving. `host` is `serve` without the actors: a node that
+//! mobile counters can move to. Output lines are stable: tests read them.
 //!
 //! Both modes take `--listen ADDR`, the address to bind (default `127.0.0.1:0`;
 //! `0.0.0.0:PORT` binds every interface), and `--advertise ADDR`, the address other
@@ -54,12 +56,13 @@ use tally::{Add, Notices, Tally, Total, WatchIt, Watcher};
 
 const USAGE: &str = "\
 usage: odeon-node gen-secret
-       odeon-node serve|probe|migrate --name N [--listen A] [--advertise A] [--seed A]...
+       odeon-node serve|host|probe|migrate --name N [--listen A] [--advertise A] [--seed A]...
                                       [--http A]
        odeon-node top --http A [--once]
 
   gen-secret  print a new cluster secret (give it to every node as ODEON_SECRET)
   serve       host `tally` and the mobile `counter`; run until SIGINT/SIGTERM
+  host        the same node with no actors of its own (counters may move here)
   probe       find `tally` through --seed, use it, watch it until its node is gone
   migrate     move `counter` here from wherever it runs, send it ten messages here,
               move it back home, exit (live migration between two processes)
@@ -79,7 +82,7 @@ struct Args {
 fn parse() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let mode = it.next().ok_or(USAGE)?;
-    if !["serve", "probe", "migrate"].contains(&mode.as_str()) {
+    if !["serve", "host", "probe", "migrate"].contains(&mode.as_str()) {
         return Err(format!("unknown mode {mode:?}\n{USAGE}"));
     }
     let mut args = Args {
@@ -181,7 +184,8 @@ fn main() -> ExitCode {
         println!("metrics http://{a}/metrics");
     }
     let code = match args.mode.as_str() {
-        "serve" => serve(&system, node),
+        "serve" => serve(&system, node, true),
+        "host" => serve(&system, node, false),
         "migrate" => migrate(&system, &node),
         _ => probe(&system, &node),
     };
@@ -189,7 +193,8 @@ fn main() -> ExitCode {
     code
 }
 
-fn serve(system: &System, node: Node) -> ExitCode {
+/// `serve`, and `host` (`actors` false: nothing spawned or registered).
+fn serve(system: &System, node: Node, actors: bool) -> ExitCode {
     // Listen before saying "registered": a signal sent by whoever waits for that line
     // must find the handler installed, not the default action (die at once).
     let stop = match StopSignals::install() {
@@ -199,18 +204,22 @@ fn serve(system: &System, node: Node) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let counter = system.spawn(Counter::default());
-    if let Err(e) = node.register("counter", &counter) {
-        eprintln!("odeon-node: {e}");
-        return ExitCode::from(1);
+    if actors {
+        let counter = system.spawn(Counter::default());
+        if let Err(e) = node.register("counter", &counter) {
+            eprintln!("odeon-node: {e}");
+            return ExitCode::from(1);
+        }
+        // Named: the dashboard and `top` list named actors one by one.
+        let tally = system.spawn_with(Tally::default(), odeon::SpawnOptions::new().name("tally"));
+        if let Err(e) = node.register("tally", &tally) {
+            eprintln!("odeon-node: {e}");
+            return ExitCode::from(1);
+        }
+        println!("registered tally");
+    } else {
+        println!("hosting");
     }
-    // Named: the dashboard and `top` list named actors one by one.
-    let tally = system.spawn_with(Tally::default(), odeon::SpawnOptions::new().name("tally"));
-    if let Err(e) = node.register("tally", &tally) {
-        eprintln!("odeon-node: {e}");
-        return ExitCode::from(1);
-    }
-    println!("registered tally");
     match stop.wait() {
         Ok(signal) => println!("received {signal}, leaving"),
         Err(e) => eprintln!("odeon-node: waiting for a signal: {e}; leaving"),

@@ -15,8 +15,14 @@ pub struct Proc {
 
 impl Proc {
     pub fn start(args: &[&str]) -> Proc {
+        Proc::start_env(args, &[])
+    }
+
+    /// [`Proc::start`] with these environment variables too.
+    pub fn start_env(args: &[&str], env: &[(&str, &str)]) -> Proc {
         let mut child = Command::new(env!("CARGO_BIN_EXE_odeon-node"))
             .args(args)
+            .envs(env.iter().copied())
             .env("ODEON_SECRET", SECRET)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -220,7 +220,20 @@ impl NodeInner {
                 if let Traffic::Relay { msg, .. } = &frame
                     && msg.origin != self.me
                 {
+                    super::abort::reached(super::abort::Step::Forward);
                     self.migration_stats.forwarded();
+                }
+                match &frame {
+                    Traffic::MigrateOffer { .. } => {
+                        super::abort::reached(super::abort::Step::Offer)
+                    }
+                    Traffic::MigrateReady { .. } => {
+                        super::abort::reached(super::abort::Step::Ready)
+                    }
+                    Traffic::MigrateCommit { .. } => {
+                        super::abort::reached(super::abort::Step::Commit)
+                    }
+                    _ => {}
                 }
                 let sent = match self.known_peer(&to) {
                     Some(peer) => peer.send(&frame).map_err(|e| e.to_string()),
@@ -264,7 +277,10 @@ impl NodeInner {
                 epoch,
                 messages,
                 ..
-            } => self.activate_arrival(mobile, d, migration, epoch, messages),
+            } => {
+                super::abort::reached(super::abort::Step::Activate);
+                self.activate_arrival(mobile, d, migration, epoch, messages)
+            }
             Out::Discarded { migration } => {
                 if d.arriving.as_ref().is_some_and(|(m, _)| *m == migration) {
                     d.arriving = None;

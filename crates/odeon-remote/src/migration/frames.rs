@@ -7,7 +7,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use super::driver::Mobile;
-use super::entry::MobileEntry;
+use super::entry::{MobileEntry, Place, Route};
 use super::stub::MobileEndpoint;
 use crate::interface::{ErasedRef, Interface, Mobility};
 use crate::node::{NodeInner, Peer};
@@ -298,6 +298,8 @@ impl NodeInner {
         };
         let actor = actor.clone();
         let peers = self.peer_ids();
+        let birth_known =
+            actor.node == self.me || self.known_peer(&actor.node).is_some_and(|p| !p.is_lost());
         // An entry forgotten while this thread waited for its lock is not used: its
         // route may lead to a node that forgot the actor too (`collect.rs`). A fresh
         // one routes through the birth node, which never forgets it.
@@ -307,7 +309,21 @@ impl NodeInner {
                 .lock()
                 .entry(actor.token)
                 .or_insert_with(|| {
-                    let entry = self.fresh_away(&actor, peers.clone());
+                    let mut entry = self.fresh_away(&actor, peers.clone());
+                    if !birth_known {
+                        // Step 3 would drain through the lost birth node and refuse
+                        // every such offer with `Unreachable(birth)`: once the birth node
+                        // died, the actor could never move to a node that had no entry
+                        // for it (`examples/tests/mobility_kill.rs`). This node keeps no
+                        // route of its own, so it has nothing to drain; the frozen source
+                        // is the owner, which is where a relocation would lead. (A
+                        // straggler from an entry forgotten earlier is dropped by step
+                        // 9's check, never reordered.)
+                        entry.lost.insert(actor.node.clone());
+                        entry.place = Place::Away {
+                            route: Route::Direct(peer.id.clone()),
+                        };
+                    }
                     Mobile::new(entry, interface, mobility, None)
                 })
                 .clone();

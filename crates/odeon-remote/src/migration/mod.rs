@@ -179,6 +179,7 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod abort;
 pub(crate) mod api;
 pub(crate) mod binding;
 pub(crate) mod collect;
