@@ -189,6 +189,7 @@ pub(crate) mod faults;
 pub(crate) mod frames;
 pub(crate) mod handover;
 pub(crate) mod repair;
+pub(crate) mod rewatch;
 pub(crate) mod route;
 pub(crate) mod source;
 pub(crate) mod stub;
