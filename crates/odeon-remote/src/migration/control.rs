@@ -123,6 +123,9 @@ pub(crate) struct ControlState {
     pub(crate) incoming: Mutex<Option<(u64, Attached)>>,
     /// The epoch this node hosts the actor at (its `WatchAt` hop count).
     pub(crate) epoch: AtomicU32,
+    /// Links made on this node (the linked actors' ids): sent again with their watch
+    /// half after a loss (`rewatch.rs`).
+    pub(crate) linked: Mutex<BTreeSet<u64>>,
 }
 
 impl ControlState {
@@ -186,6 +189,11 @@ impl NodeInner {
         control: &Control,
         request: Option<u64>,
     ) {
+        match control {
+            Control::Link { from } => _ = mobile.control.linked.lock().insert(*from),
+            Control::Unlink { from } => _ = mobile.control.linked.lock().remove(from),
+            _ => {}
+        }
         let payload = match postcard::to_stdvec(control) {
             Ok(p) => p,
             Err(e) => {
@@ -485,6 +493,8 @@ impl NodeInner {
     /// Ends the watch `key` made here: its callback runs, once.
     pub(super) fn end_watch(&self, mobile: &Mobile, key: u64, reason: StopReason) {
         let record = mobile.control.watches.lock().remove(&key);
+        // A link's watch half has the linked actor's id as its key.
+        mobile.control.linked.lock().remove(&key);
         if let Some(w) = record {
             (w.notify)(Terminated {
                 id: ActorId::from_u64(mobile.wire.id),

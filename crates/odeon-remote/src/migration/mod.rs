@@ -59,9 +59,8 @@
 //! the actor is not found; asks keep the rules of `binding.rs` (answered if the host
 //! has them, `Unreachable` at once if they may have died with the node).
 //!
-//! Not wired yet: names travelling with the actor (§3.8), chunking, and re-sending
-//! the `Link` half of a link after a loss. So parts of the module are still dead
-//! code.
+//! Not wired yet: names travelling with the actor (§3.8) and chunking. So parts of
+//! the module are still dead code.
 //!
 //! The API is [`MigrateExt`](api::MigrateExt) and
 //! [`MigrateFromHandler`](api::MigrateFromHandler) (`api.rs`); a mobile type is

@@ -21,6 +21,10 @@
 //!   sent once more, up to [`MAX_ATTEMPTS`] times (each attempt ends only with a
 //!   loss or a failed route, so this is a guard, not a timer).
 //!
+//! A watch that is the watch half of a link made here (`Context::link`: its key is
+//! the linked actor's id) is preceded by the link's `Link` item, sent again too, so
+//! that the linked actor's failure still stops the moved actor.
+//!
 //! An answer that does not come within twice the request timeout leaves the watch in
 //! place (logged): a host of an older version answers nothing, and the actor's end
 //! still reaches the watcher if the host has it.
@@ -76,6 +80,11 @@ impl NodeInner {
                 };
                 let mut d = mobile.state.lock();
                 node.drain_controls(&mobile, &mut d);
+                // The watch half of a link made here: its `Link` half may have died
+                // with the node too (the host's links are a set as well).
+                if mobile.control.linked.lock().contains(&key) {
+                    node.send_control(&mobile, &mut d, &Control::Link { from: key }, None);
+                }
                 node.send_control(&mobile, &mut d, &Control::Watch { key }, Some(request));
             }
             let got = tokio::time::timeout(timeout, rx).await;
@@ -133,6 +142,28 @@ mod tests {
         }
     }
     crate::mobile_actor!(Spot = "rewatch.Spot" { Ping = "rewatch.Ping" });
+
+    /// Links with a `Spot` on request; fails on `Boom`.
+    struct Linker;
+    impl Actor for Linker {}
+    struct LinkIt(ActorRef<Spot>);
+    impl Message for LinkIt {
+        type Reply = ();
+    }
+    impl Handler<LinkIt> for Linker {
+        fn handle(&mut self, m: LinkIt, cx: &mut Context<Self>) {
+            cx.link(&m.0);
+        }
+    }
+    struct Boom;
+    impl Message for Boom {
+        type Reply = ();
+    }
+    impl Handler<Boom> for Linker {
+        fn handle(&mut self, _: Boom, _: &mut Context<Self>) {
+            panic!("the linker fails on request");
+        }
+    }
 
     /// Watches a `Spot` and records the reasons it is told.
     struct Observer(Arc<Mutex<Vec<StopReason>>>);
@@ -274,5 +305,61 @@ mod tests {
                 m.control.watchers.lock().retain(|(n, _)| n != x.id());
             }
         });
+    }
+
+    #[test]
+    fn a_link_whose_items_died_with_the_lost_node_is_sent_again_and_still_stops_the_actor() {
+        // x's actor linked with the Spot while it ran on h; then, as if both `Link`
+        // and `Watch` items had died with h, t knows neither and x's watch half is
+        // unbound. After h's loss the linker's failure must still stop the Spot.
+        let secret = Secret::generate();
+        let systems: Vec<System> = (0..3).map(|_| System::new()).collect();
+        let h = start("rl-h", &systems[0], &secret, None);
+        let t = start("rl-t", &systems[1], &secret, Some(&h));
+        let x = start("rl-x", &systems[2], &secret, Some(&h));
+        for n in [&h, &t, &x] {
+            eventually(|| (n.peers().len() == 2).then_some(())).expect("the nodes link");
+        }
+        let spot = systems[0].spawn(Spot);
+        h.register("spot", &spot).unwrap();
+        let from_x = eventually(|| systems[2].block_on(x.lookup::<Spot>("spot")).ok())
+            .expect("x finds the name");
+        let linker = systems[2].spawn(Linker);
+        systems[2]
+            .block_on(linker.ask(LinkIt(from_x.clone())))
+            .unwrap();
+        let moved = systems[0].block_on(spot.migrate_to(t.id()));
+        assert!(moved.is_ok(), "{moved:?}");
+        eventually(|| (bound(&x)? == [t.id().clone()]).then_some(()))
+            .expect("x's link is bound to t");
+        let m = watched(&x).expect("x's watch half");
+        m.control
+            .watches
+            .lock()
+            .values_mut()
+            .next()
+            .expect("one")
+            .at = Binding::default();
+        let all: Vec<Arc<Mobile>> = t.inner.mobile.lock().values().cloned().collect();
+        for m in all {
+            m.control.watchers.lock().retain(|(n, _)| n != x.id());
+            m.control.links.lock().retain(|(n, _)| n != x.id());
+        }
+        let h_id = h.id().clone();
+        drop(spot);
+        drop(h);
+        eventually(|| (!x.peers().contains(&h_id)).then_some(())).expect("x declares h lost");
+        eventually(|| (bound(&x)? == [t.id().clone()]).then_some(()))
+            .expect("the link's watch half is re-bound to t");
+        let pong = systems[2].block_on(from_x.ask(Ping).timeout(Duration::from_secs(20)));
+        assert_eq!(pong, Ok(7), "the actor lives on t");
+        linker.tell(Boom).unwrap();
+        eventually(|| {
+            systems[2]
+                .block_on(from_x.ask(Ping).timeout(Duration::from_secs(2)))
+                .is_err()
+                .then_some(())
+        })
+        .expect("the linker's failure stopped the moved actor");
     }
 }
