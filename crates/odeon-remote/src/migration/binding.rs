@@ -11,6 +11,19 @@
 //! already names that node alone (so a direct ask to the host draws no `AskAt`).
 //!
 //! The same counter orders `WatchAt` reports (`control.rs`).
+//!
+//! # After a node loss, per case (design §7, issue 14)
+//! - An ask the host received and confirmed is bound to the host alone: the loss of
+//!   a forwarder or of the birth node does not touch it, and the host's reply goes
+//!   straight to the asking node (never through a forwarder), so it is answered.
+//! - An ask still in this node's route buffer (a switch or a relocation under way)
+//!   is bound to nothing yet; it goes out along the relocated route, and is answered.
+//! - An ask whose binding names the lost node fails at once with
+//!   [`AskError::Unreachable`]: that node held it, or had sent it on and the receipt
+//!   was not confirmed yet, so its request may have died there. It is not sent again:
+//!   an ask is not idempotent (at most once). (Watches are, and are sent again:
+//!   `rewatch.rs`.) Known limit: if the next node did receive it, its reply comes
+//!   after the failure and is dropped.
 
 use std::collections::BTreeSet;
 

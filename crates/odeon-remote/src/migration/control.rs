@@ -102,7 +102,7 @@ type Notify = Box<dyn FnOnce(Terminated) + Send>;
 pub(crate) struct WatchRecord {
     notify: Notify,
     /// The nodes that may host the actor, as `WatchAt` reports say (hops: the epoch).
-    at: Binding,
+    pub(super) at: Binding,
 }
 
 /// The per-actor control state of one node (beside its entry, own locks: callbacks
@@ -123,6 +123,9 @@ pub(crate) struct ControlState {
     pub(crate) incoming: Mutex<Option<(u64, Attached)>>,
     /// The epoch this node hosts the actor at (its `WatchAt` hop count).
     pub(crate) epoch: AtomicU32,
+    /// Links made on this node (the linked actors' ids): sent again with their watch
+    /// half after a loss (`rewatch.rs`).
+    pub(crate) linked: Mutex<BTreeSet<u64>>,
 }
 
 impl ControlState {
@@ -179,13 +182,18 @@ impl NodeInner {
     }
 
     /// One control item through the entry; `request` makes it an ask.
-    fn send_control(
+    pub(super) fn send_control(
         self: &Arc<Self>,
         mobile: &Arc<Mobile>,
         d: &mut Driver,
         control: &Control,
         request: Option<u64>,
     ) {
+        match control {
+            Control::Link { from } => _ = mobile.control.linked.lock().insert(*from),
+            Control::Unlink { from } => _ = mobile.control.linked.lock().remove(from),
+            _ => {}
+        }
         let payload = match postcard::to_stdvec(control) {
             Ok(p) => p,
             Err(e) => {
@@ -288,6 +296,11 @@ impl NodeInner {
                 self.arm(mobile, local);
                 let hops = self.hosted_epoch(mobile);
                 self.report_watch(mobile, &origin, key, &self.me.clone(), hops, true);
+                // A re-sent watch is an ask (`rewatch.rs`): its watcher learns it
+                // arrived, after the `WatchAt` above on the same link.
+                if let Some((origin, request)) = msg.reply {
+                    self.mobile_reply_route(&origin, request)(Outcome::Ok(Vec::new().into()));
+                }
             }
             Control::Unwatch { key } => {
                 mobile.control.watchers.lock().remove(&(origin, key));
@@ -478,8 +491,10 @@ impl NodeInner {
     }
 
     /// Ends the watch `key` made here: its callback runs, once.
-    fn end_watch(&self, mobile: &Mobile, key: u64, reason: StopReason) {
+    pub(super) fn end_watch(&self, mobile: &Mobile, key: u64, reason: StopReason) {
         let record = mobile.control.watches.lock().remove(&key);
+        // A link's watch half has the linked actor's id as its key.
+        mobile.control.linked.lock().remove(&key);
         if let Some(w) = record {
             (w.notify)(Terminated {
                 id: ActorId::from_u64(mobile.wire.id),
@@ -520,19 +535,12 @@ impl NodeInner {
         }
     }
 
-    /// `lost` was declared lost: watches bound to it end with `NodeLost`; an actor
+    /// `lost` was declared lost: watches that may have been there are sent again,
+    /// and end with `NodeLost` only if the actor is not found (`rewatch.rs`); an actor
     /// hosted here linked with an actor there stops (as for any remote link).
-    pub(crate) fn control_node_lost(&self, mobile: &Mobile, lost: &NodeId) {
-        let ended: Vec<u64> = mobile
-            .control
-            .watches
-            .lock()
-            .iter()
-            .filter(|(_, w)| w.at.nodes.contains(lost))
-            .map(|(k, _)| *k)
-            .collect();
-        for key in ended {
-            self.end_watch(mobile, key, StopReason::NodeLost);
+    pub(crate) fn control_node_lost(self: &Arc<Self>, mobile: &Arc<Mobile>, lost: &NodeId) {
+        for key in self.watches_through(mobile, lost) {
+            self.rewatch(mobile, key, 0);
         }
         mobile.control.watchers.lock().retain(|(n, _)| n != lost);
         let broken: Vec<u64> = {

@@ -54,10 +54,13 @@
 //! draws no `AskAt` (the first hop's receipt is not reported; the model does the
 //! same). Hop counters are a byte compared in serial-number order (RFC 1982).
 //!
-//! Not wired yet: the source's "sent to target" report for watches (§3.5: a watch is
-//! bound only once the host confirms it), names (§3.8), chunking, and a watch's or
-//! ask's binding when the route relocates (step 11). So parts of the module are
-//! still dead code.
+//! **Re-binding after a loss** (`rewatch.rs`): a watch that the lost node may have
+//! held is sent again through the (relocating) route and ends with `NodeLost` only if
+//! the actor is not found; asks keep the rules of `binding.rs` (answered if the host
+//! has them, `Unreachable` at once if they may have died with the node).
+//!
+//! Not wired yet: names travelling with the actor (§3.8) and chunking. So parts of
+//! the module are still dead code.
 //!
 //! The API is [`MigrateExt`](api::MigrateExt) and
 //! [`MigrateFromHandler`](api::MigrateFromHandler) (`api.rs`); a mobile type is
@@ -190,6 +193,7 @@ pub(crate) mod faults;
 pub(crate) mod frames;
 pub(crate) mod handover;
 pub(crate) mod repair;
+pub(crate) mod rewatch;
 pub(crate) mod route;
 pub(crate) mod source;
 pub(crate) mod stub;
