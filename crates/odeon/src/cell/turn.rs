@@ -104,6 +104,9 @@ impl<A: Actor> Cell<A> {
                 return outcome;
             }
         }
+        // A new turn: the first handler's time starts at its own clock read.
+        #[cfg(feature = "observe")]
+        self.observe_gap();
         let budget = self.shared.config.budget;
         let mut retries = 0u32;
         let mut lingered = 0u32;
@@ -113,6 +116,8 @@ impl<A: Actor> Cell<A> {
             }
             // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
             if let Some(between) = unsafe { self.context() }.take_between() {
+                #[cfg(feature = "observe")]
+                self.observe_gap();
                 if let Some(outcome) = self.between(*between) {
                     return outcome;
                 }
@@ -139,6 +144,9 @@ impl<A: Actor> Cell<A> {
                     // SAFETY: every link in this mailbox starts a `Header<A>`.
                     Some(link) => unsafe { Header::<A>::from_link(link) },
                     None => {
+                        // It may wait (linger) for mail: not handler time.
+                        #[cfg(feature = "observe")]
+                        self.observe_gap();
                         if let Some(outcome) = self.on_empty(&mut retries, &mut lingered) {
                             return outcome;
                         }
@@ -165,12 +173,17 @@ impl<A: Actor> Cell<A> {
             }
             // Runtime signals (restarts, child events) are not messages of the actor.
             #[cfg(feature = "observe")]
-            if self.shared.config.observe && vtable.kind != Kind::Signal {
-                // SAFETY: as for the delivery below.
-                if unsafe { self.deliver_observed(node, vtable) } {
-                    return self.park();
+            if self.shared.config.observe {
+                if vtable.kind != Kind::Signal {
+                    // SAFETY: as for the delivery below.
+                    if unsafe { self.deliver_observed(node, vtable) } {
+                        return self.park();
+                    }
+                    continue;
                 }
-                continue;
+                // A signal's work is no handler's time.
+                // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
+                unsafe { self.life() }.obs.gap();
             }
             // SAFETY: the node came from this cell's mailbox or held queue and is of
             // this vtable's type; no borrow of state/context is live here.
