@@ -144,9 +144,6 @@ impl<A: Actor> Cell<A> {
                     // SAFETY: every link in this mailbox starts a `Header<A>`.
                     Some(link) => unsafe { Header::<A>::from_link(link) },
                     None => {
-                        // It may wait (linger) for mail: not handler time.
-                        #[cfg(feature = "observe")]
-                        self.observe_gap();
                         if let Some(outcome) = self.on_empty(&mut retries, &mut lingered) {
                             return outcome;
                         }
@@ -309,6 +306,9 @@ impl<A: Actor> Cell<A> {
         // Any other runnable work ends the linger, so fairness is unchanged.
         if *lingered < self.shared.config.linger_rounds && self.shared.sched.nothing_else_to_run() {
             *lingered += 1;
+            // Waiting for mail is no handler's time.
+            #[cfg(feature = "observe")]
+            self.observe_gap();
             for _ in 0..defaults::LINGER_SPINS {
                 std::hint::spin_loop();
             }

@@ -13,7 +13,7 @@
 //!   later messages. That check is one thread-local read and one atomic load.
 //! - **One clock read per message in a run of messages**: the end of one handler is
 //!   the start of the next one in the same turn, as long as the turn did nothing else
-//!   in between (took no signal, ran no `between` hook, found the mailbox empty).
+//!   in between (took no signal, ran no `between` hook, did not linger for mail).
 //!   So the time between two handlers of a turn (the runtime's own per-message work:
 //!   the span, the mailbox, these hooks) is counted in the next handler's time.
 //! - A panicking handler unwinds through [`Handling`], whose drop records its message
