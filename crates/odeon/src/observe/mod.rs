@@ -123,6 +123,9 @@ static PROCESS_ON: AtomicBool = AtomicBool::new(false);
 
 pub(crate) fn switch_on_process() {
     PROCESS_ON.store(true, Ordering::Relaxed);
+    // Calibrates the handler-time clock here (under a millisecond, once per process),
+    // not in the first handled message.
+    let _ = quanta::Instant::now();
 }
 
 /// Whether the process-wide hooks record.
