@@ -126,6 +126,9 @@ pub(crate) struct Life<A: Actor> {
     /// User messages held back while `Failed`, or unstashed; delivered before the mailbox.
     pub(crate) held: VecDeque<NonNull<Header<A>>>,
     pub(crate) supervision: Option<Box<Supervised<A>>>,
+    /// Cached metric handles and the turn's clock stamp of an observing system.
+    #[cfg(feature = "observe")]
+    pub(crate) obs: crate::observe::TurnObs,
 }
 
 /// Rarely used, fixed at spawn.

@@ -30,15 +30,21 @@ impl<A: Actor> Cell<A> {
         let actor = std::any::type_name::<A>();
         // Only user messages have a sender that counted them and may have traced them.
         let parent = if vtable.kind == Kind::User {
-            self.obs.taking(actor, node.as_ptr() as usize)
+            let (depth, parent) = self.obs.taking(node.as_ptr() as usize);
+            // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
+            unsafe { self.life() }.obs.depth(actor, depth);
+            parent
         } else {
             None
         };
-        // Dropped on return or unwind: span exited, time recorded.
-        let _handling =
+        // Dropped on return or unwind: span exited (on unwind, time recorded too).
+        let mut handling =
             crate::observe::Handling::begin(actor, self.name(), (vtable.message)(), parent);
+        // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
+        let start = unsafe { self.life() }.obs.start();
+        handling.started(actor, start);
         // SAFETY: caller contract.
-        match unsafe { (vtable.deliver)(node, self) } {
+        let pending = match unsafe { (vtable.deliver)(node, self) } {
             Delivered::Done => false,
             Delivered::Suspended(fut) => {
                 // As the turn does for an unobserved delivery (`turn.rs`).
@@ -47,6 +53,21 @@ impl<A: Actor> Cell<A> {
                 self.wake.store(RUNNING, Ordering::Release);
                 self.poll_pending().is_pending()
             }
+        };
+        // Recorded inside the span, as a recorder that reads span context expects.
+        // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); the handler returned, so no other borrow of this field is live.
+        unsafe { self.life() }.obs.handled(actor, start);
+        handling.finish();
+        pending
+    }
+
+    /// The turn did something between two handlers other than handle a message (see
+    /// `observe/handling.rs`): the next handler's time starts at its own clock read.
+    #[inline]
+    pub(super) fn observe_gap(&self) {
+        if self.shared.config.observe {
+            // SAFETY: on the actor's own turn (caller: `turn.rs`); no other borrow of this field is live.
+            unsafe { self.life() }.obs.gap();
         }
     }
 }

@@ -194,6 +194,8 @@ pub(super) fn new_cell<A: Actor>(
             keep_alive: false,
             held: VecDeque::new(),
             supervision,
+            #[cfg(feature = "observe")]
+            obs: crate::observe::TurnObs::default(),
         }),
         mailbox: Queue::new(),
         cx: UnsafeCell::new(Context::detached()),

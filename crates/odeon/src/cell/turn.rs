@@ -104,6 +104,9 @@ impl<A: Actor> Cell<A> {
                 return outcome;
             }
         }
+        // A new turn: the first handler's time starts at its own clock read.
+        #[cfg(feature = "observe")]
+        self.observe_gap();
         let budget = self.shared.config.budget;
         let mut retries = 0u32;
         let mut lingered = 0u32;
@@ -113,6 +116,8 @@ impl<A: Actor> Cell<A> {
             }
             // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
             if let Some(between) = unsafe { self.context() }.take_between() {
+                #[cfg(feature = "observe")]
+                self.observe_gap();
                 if let Some(outcome) = self.between(*between) {
                     return outcome;
                 }
@@ -165,12 +170,17 @@ impl<A: Actor> Cell<A> {
             }
             // Runtime signals (restarts, child events) are not messages of the actor.
             #[cfg(feature = "observe")]
-            if self.shared.config.observe && vtable.kind != Kind::Signal {
-                // SAFETY: as for the delivery below.
-                if unsafe { self.deliver_observed(node, vtable) } {
-                    return self.park();
+            if self.shared.config.observe {
+                if vtable.kind != Kind::Signal {
+                    // SAFETY: as for the delivery below.
+                    if unsafe { self.deliver_observed(node, vtable) } {
+                        return self.park();
+                    }
+                    continue;
                 }
-                continue;
+                // A signal's work is no handler's time.
+                // SAFETY: on the actor's own turn (exclusive, see `cell/mod.rs`); no other borrow of this field is live.
+                unsafe { self.life() }.obs.gap();
             }
             // SAFETY: the node came from this cell's mailbox or held queue and is of
             // this vtable's type; no borrow of state/context is live here.
@@ -296,6 +306,9 @@ impl<A: Actor> Cell<A> {
         // Any other runnable work ends the linger, so fairness is unchanged.
         if *lingered < self.shared.config.linger_rounds && self.shared.sched.nothing_else_to_run() {
             *lingered += 1;
+            // Waiting for mail is no handler's time.
+            #[cfg(feature = "observe")]
+            self.observe_gap();
             for _ in 0..defaults::LINGER_SPINS {
                 std::hint::spin_loop();
             }

@@ -68,16 +68,16 @@
 //! assert_eq!(handled, 3);
 //! ```
 
+mod handling;
+mod tally;
 mod trace;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::time::Instant;
 
-mod tally;
+pub(crate) use handling::{Handling, TurnObs};
 
 pub use tally::{TypeTally, actor_tallies, actor_tally_enabled, enable_actor_tally};
 
-use trace::{Enter, Hex64, Hex128};
 pub use trace::{TraceContext, deliver_as};
 
 /// Messages waiting in the mailbox, per actor type (histogram; label `actor`):
@@ -88,7 +88,9 @@ pub const MAILBOX_DEPTH: &str = "odeon_mailbox_depth";
 /// Messages handled, per actor type (counter; label `actor`).
 pub const MESSAGES_HANDLED: &str = "odeon_messages_handled_total";
 /// Time inside the handler, per actor type (histogram, seconds; label `actor`). For an
-/// async handler, the part up to its first suspension.
+/// async handler, the part up to its first suspension. For a message the turn takes
+/// right after handling another, measured from the end of that one (one clock read per
+/// message: the runtime's per-message work in between is counted; `docs/observe.md`).
 pub const HANDLER_SECONDS: &str = "odeon_handler_seconds";
 /// Actors spawned, per actor type (counter; label `actor`).
 pub const ACTORS_SPAWNED: &str = "odeon_actors_spawned_total";
@@ -121,6 +123,9 @@ static PROCESS_ON: AtomicBool = AtomicBool::new(false);
 
 pub(crate) fn switch_on_process() {
     PROCESS_ON.store(true, Ordering::Relaxed);
+    // Calibrates the handler-time clock here (under a millisecond, once per process),
+    // not in the first handled message.
+    let _ = quanta::Instant::now();
 }
 
 /// Whether the process-wide hooks record.
@@ -178,19 +183,20 @@ impl CellObs {
         }
     }
 
-    /// A user message node is taken for handling: records the depth behind it and
-    /// returns its trace context, if it carried one.
-    pub(crate) fn taking(&self, actor: &'static str, node: usize) -> Option<Traced> {
+    /// A user message node is taken for handling: returns the depth behind it (for
+    /// [`MAILBOX_DEPTH`]) and its trace context, if it carried one.
+    pub(crate) fn taking(&self, node: usize) -> (u64, Option<Traced>) {
         let taken = self.taken.load(Ordering::Relaxed) + 1;
         self.taken.store(taken, Ordering::Relaxed);
         let depth = self.sent.load(Ordering::Relaxed).saturating_sub(taken);
-        metrics::histogram!(MAILBOX_DEPTH, "actor" => actor).record(depth as f64);
         if self.traced.load(Ordering::Acquire) == 0 {
-            return None;
+            return (depth, None);
         }
-        let traced = self.traces.lock().remove(&node)?;
-        self.traced.fetch_sub(1, Ordering::Relaxed);
-        Some(traced)
+        let traced = self.traces.lock().remove(&node);
+        if traced.is_some() {
+            self.traced.fetch_sub(1, Ordering::Relaxed);
+        }
+        (depth, traced)
     }
 }
 
@@ -206,71 +212,6 @@ pub(crate) struct Traced {
 impl std::fmt::Debug for CellObs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CellObs").finish_non_exhaustive()
-    }
-}
-
-/// One handled message: its span stays entered until the handler returns, then the
-/// counter and the histogram are recorded.
-pub(crate) struct Handling {
-    _span: tracing::span::EnteredSpan,
-    // Fields drop in declaration order: the span is exited, then the thread's
-    // previous trace context is restored.
-    _trace: Option<Enter>,
-    actor: &'static str,
-    start: Instant,
-}
-
-impl Handling {
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn begin(
-        actor: &'static str,
-        name: Option<&str>,
-        message: &'static str,
-        parent: Option<Traced>,
-    ) -> Self {
-        let span = tracing::info_span!(
-            "odeon.handle",
-            actor,
-            name = tracing::field::Empty,
-            message,
-            trace_id = tracing::field::Empty,
-            span_id = tracing::field::Empty,
-            parent_span_id = tracing::field::Empty,
-        );
-        if let Some(name) = name {
-            span.record("name", name);
-        }
-        if tally::on() {
-            tally::handled(actor, name);
-        }
-        // Only a message that carried a context continues (and propagates) a trace: an
-        // untraced message costs no id, and what its handler sends carries nothing.
-        let trace = parent.map(|t| {
-            let p = t.parent;
-            let ctx = match t.exact {
-                Some(span_id) => TraceContext { span_id, ..p },
-                None => p.child(),
-            };
-            span.record("trace_id", tracing::field::display(Hex128(ctx.trace_id)));
-            span.record("span_id", tracing::field::display(Hex64(ctx.span_id)));
-            span.record("parent_span_id", tracing::field::display(Hex64(p.span_id)));
-            Enter::new(ctx)
-        });
-        Self {
-            _span: span.entered(),
-            _trace: trace,
-            actor,
-            start: Instant::now(),
-        }
-    }
-}
-
-impl Drop for Handling {
-    fn drop(&mut self) {
-        let took = self.start.elapsed();
-        metrics::counter!(MESSAGES_HANDLED, "actor" => self.actor).increment(1);
-        metrics::histogram!(HANDLER_SECONDS, "actor" => self.actor).record(took.as_secs_f64());
     }
 }
 
