@@ -115,9 +115,16 @@ async fn serve(mut stream: TcpStream, page: Page, latest: Latest) {
         ),
         Route::BadMethod => ("405 Method Not Allowed", TEXT, "only GET\n".to_owned()),
     };
+    // A 405 names the allowed method (RFC 9110: the server "MUST generate an Allow
+    // header field in a 405 response").
+    let allow = if status.starts_with("405") {
+        "Allow: GET\r\n"
+    } else {
+        ""
+    };
     let response = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nCache-Control: no-store\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         {allow}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     if let Err(e) = stream.write_all(response.as_bytes()).await {
