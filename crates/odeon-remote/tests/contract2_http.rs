@@ -135,6 +135,34 @@ fn other_methods_are_405_with_allow_get_and_other_paths_404() {
     assert!(system.shutdown());
 }
 
+/// A request head larger than the endpoint reads is answered `431` (RFC 6585) and
+/// the connection closed, rather than closed unanswered; the endpoint goes on
+/// serving.
+#[test]
+fn a_huge_request_head_is_refused_with_431_and_the_endpoint_keeps_serving() {
+    let system = System::new();
+    let a = node(&system, "huge");
+    let http = a.metrics_http_addr().unwrap();
+    for size in [16 * 1024, 256 * 1024] {
+        let mut s = connect(http);
+        let mut req = b"GET /metrics HTTP/1.1\r\nHost: test\r\nX-Big: ".to_vec();
+        req.resize(req.len() + size, b'a');
+        req.extend_from_slice(b"\r\n\r\n");
+        // The server may close before the whole head is written: ignore that error.
+        let _ = s.write_all(&req);
+        let (head, _) = read_answer(&mut s);
+        assert_eq!(
+            status(&head),
+            "HTTP/1.1 431 Request Header Fields Too Large",
+            "{size} bytes"
+        );
+    }
+    let (head, _) = exchange(http, &request("GET", "/metrics"));
+    assert_eq!(status(&head), "HTTP/1.1 200 OK");
+    drop(a);
+    assert!(system.shutdown());
+}
+
 /// A slow client that sends its head a byte at a time is served; one that sends
 /// nothing holds nobody up and is closed in time.
 #[test]
