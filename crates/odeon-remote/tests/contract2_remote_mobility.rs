@@ -13,7 +13,7 @@ mod mobile_util;
 use std::time::Duration;
 
 use mobile_util::*;
-use odeon::{ActorRef, AskError, BatchError, DrainError, StopReason};
+use odeon::{ActorRef, AskError, BatchError, DrainError, ReserveError, StopReason};
 
 fn wait(m: &common::Member, r: &ActorRef<Tally>) -> StopReason {
     let done = r.wait_stopped();
@@ -48,6 +48,13 @@ fn a_stale_local_ref_to_a_moved_actor_is_not_local_for_drains_batches_and_reserv
             .err(),
         Some(BatchError::Remote)
     );
+
+    let reserved = h.system.block_on(async {
+        tokio::time::timeout(WAIT, tally.reserve())
+            .await
+            .expect("reserve answered in time")
+    });
+    assert_eq!(reserved.err(), Some(ReserveError::Remote));
 
     // Nothing of the above reached the actor, which still answers through the stub,
     // to ask_wait as to ask.
