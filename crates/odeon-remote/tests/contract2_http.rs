@@ -291,6 +291,9 @@ fn the_snapshot_has_its_documented_fields() {
     assert_eq!(snap.members[0].name, "shape");
     assert_eq!(snap.members.iter().filter(|m| m.me).count(), 1);
     assert!(snap.samples.len() <= odeon_remote::dashboard::SAMPLES);
+    // No system of this test process observes: "`None` without the `observe`
+    // feature or when no system of the process was built with `observe(true)`".
+    assert_eq!(snap.actors, None, "actors counted by no observed system");
     for key in [
         "handshakes_accepted",
         "handshakes_refused",
