@@ -64,6 +64,28 @@ impl Handler<DrainMyself> for Worker {
     }
 }
 
+/// Stashes a `Job`.
+struct StashJob(u32);
+impl Message for StashJob {
+    type Reply = ();
+}
+impl Handler<StashJob> for Worker {
+    fn handle(&mut self, StashJob(n): StashJob, cx: &mut Context<Self>) {
+        cx.stash(Job(n));
+    }
+}
+
+/// Puts the stashed messages back in front of the mailbox.
+struct Unstash;
+impl Message for Unstash {
+    type Reply = ();
+}
+impl Handler<Unstash> for Worker {
+    fn handle(&mut self, _: Unstash, cx: &mut Context<Self>) {
+        cx.unstash_all();
+    }
+}
+
 struct Fixture {
     system: System,
     entered: mpsc::Receiver<()>,
@@ -189,6 +211,22 @@ fn a_drain_started_by_the_actor_itself_handles_what_is_behind_it() {
     f.release();
     assert_eq!(guarded(w.wait_stopped()), StopReason::Normal);
     assert_eq!(f.log(), vec![1, 2]);
+}
+
+/// "stashed messages that are not unstashed before the end are dropped": one
+/// unstashed during the drain is handled, one still stashed at the end is not.
+#[test]
+fn a_drain_handles_what_is_unstashed_during_it_and_drops_what_stays_stashed() {
+    let mut f = Fixture::new();
+    let w = f.held(SpawnOptions::new());
+    w.tell(StashJob(1)).unwrap();
+    w.tell(Unstash).unwrap();
+    w.tell(StashJob(2)).unwrap();
+    w.tell(Job(3)).unwrap();
+    w.stop_gracefully().unwrap();
+    f.release();
+    assert_eq!(guarded(w.wait_stopped()), StopReason::Normal);
+    assert_eq!(f.log(), vec![1, 3]);
 }
 
 /// An idle actor (empty mailbox) stops at once with `Normal`, and a watcher-free
