@@ -5,6 +5,7 @@
 //! stopping, releases both.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::task::AbortHandle;
@@ -50,7 +51,10 @@ pub struct TimerHandle {
 /// A task on the system's tokio timer, or a timer of a simulated system (`testkit/`).
 #[derive(Clone, Debug)]
 enum Inner {
-    Task(AbortHandle),
+    /// The task, and whether a handle (this one or a clone) cancelled it: an abort
+    /// takes effect only when the runtime next polls the task, but `is_finished`
+    /// must say `true` as soon as `cancel` returns.
+    Task(AbortHandle, Arc<AtomicBool>),
     Virtual(Arc<crate::testkit::core::VirtualTimer>),
 }
 
@@ -58,7 +62,10 @@ impl TimerHandle {
     /// Cancels the timer; a message not yet sent will not be.
     pub fn cancel(&self) {
         match &self.inner {
-            Inner::Task(abort) => abort.abort(),
+            Inner::Task(abort, cancelled) => {
+                cancelled.store(true, Ordering::Release);
+                abort.abort();
+            }
             Inner::Virtual(timer) => timer.cancel(),
         }
     }
@@ -66,14 +73,16 @@ impl TimerHandle {
     /// Whether the timer has fired (one-shot) or was cancelled.
     pub fn is_finished(&self) -> bool {
         match &self.inner {
-            Inner::Task(abort) => abort.is_finished(),
+            Inner::Task(abort, cancelled) => {
+                cancelled.load(Ordering::Acquire) || abort.is_finished()
+            }
             Inner::Virtual(timer) => timer.is_finished(),
         }
     }
 
     fn task(abort: AbortHandle) -> Self {
         Self {
-            inner: Inner::Task(abort),
+            inner: Inner::Task(abort, Arc::new(AtomicBool::new(false))),
         }
     }
 }

@@ -316,6 +316,11 @@ impl State {
     #[cfg(feature = "observe")]
     fn actors(&mut self) -> Option<ActorsView> {
         use super::{ActorLoad, BUSIEST};
+        // No system observes: nothing is counted, and an empty table would read as
+        // "no actors" rather than "not measured" (`Snapshot::actors`).
+        if !odeon::observe::is_on() {
+            return None;
+        }
         let mut view = ActorsView {
             supervision: None,
             ..ActorsView::default()

@@ -47,8 +47,8 @@ pub struct Snapshot {
     pub interval_ms: u64,
     /// Every node this one knows of, itself first, then by node id.
     pub members: Vec<MemberView>,
-    /// The actors of this process; `None` without the `observe` feature or when the
-    /// system was not built with `observe(true)`.
+    /// The actors of this process; `None` without the `observe` feature or when no
+    /// system of the process was built with `observe(true)`.
     pub actors: Option<ActorsView>,
     /// The last samples, oldest first (at most [`SAMPLES`]).
     pub samples: Vec<Sample>,

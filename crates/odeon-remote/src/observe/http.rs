@@ -26,6 +26,11 @@ const DASHBOARD: &str = include_str!("dashboard.html");
 const MAX_HEAD: usize = 8 * 1024;
 /// How long a client has to send its request head.
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// After answering `431`, how much more of the head is read and dropped (and for how
+/// long) before closing: closing with unread bytes makes the OS send a reset, which
+/// can destroy the answer before the client reads it.
+const DRAIN_MAX: usize = 1024 * 1024;
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A running endpoint; dropping it stops accepting (answers being written finish).
 #[derive(Debug)]
@@ -96,8 +101,9 @@ async fn accept_loop(listener: TcpListener, page: Page, latest: Latest) {
 /// Answers one request and closes the connection.
 async fn serve(mut stream: TcpStream, page: Page, latest: Latest) {
     let head = match tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream)).await {
-        Ok(Some(head)) => head,
-        _ => return,
+        Ok(Head::Complete(head)) => head,
+        Ok(Head::TooLarge) => return refuse_large(stream).await,
+        Ok(Head::Gone) | Err(_) => return,
     };
     const TEXT: &str = "text/plain; charset=utf-8";
     let (status, kind, body) = match route(&head) {
@@ -115,15 +121,49 @@ async fn serve(mut stream: TcpStream, page: Page, latest: Latest) {
         ),
         Route::BadMethod => ("405 Method Not Allowed", TEXT, "only GET\n".to_owned()),
     };
+    // A 405 names the allowed method (RFC 9110: the server "MUST generate an Allow
+    // header field in a 405 response").
+    let allow = if status.starts_with("405") {
+        "Allow: GET\r\n"
+    } else {
+        ""
+    };
     let response = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nCache-Control: no-store\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         {allow}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     if let Err(e) = stream.write_all(response.as_bytes()).await {
         tracing::debug!(error = %e, "metrics endpoint: write failed");
     }
     let _ = stream.shutdown().await;
+}
+
+/// A request head over `MAX_HEAD` bytes: `431` (RFC 6585), then the rest of what the
+/// client sends is read and dropped (bounded) so that closing does not reset the
+/// connection under the answer.
+async fn refuse_large(mut stream: TcpStream) {
+    let body = "request head too large\n";
+    let response = format!(
+        "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; \
+         charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    if stream.write_all(response.as_bytes()).await.is_err() {
+        return;
+    }
+    let _ = stream.shutdown().await;
+    let drain = async {
+        let mut chunk = [0u8; 4096];
+        let mut drained = 0;
+        while drained < DRAIN_MAX {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => drained += n,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_TIMEOUT, drain).await;
 }
 
 /// `GET /api/events`: server-sent events, one `data:` line with the whole snapshot
@@ -147,22 +187,33 @@ async fn events(mut stream: TcpStream, mut latest: Latest) {
     let _ = stream.shutdown().await;
 }
 
-/// Reads up to the blank line that ends a request head; `None` if the client closed
-/// first or sent more than `MAX_HEAD` bytes.
-async fn read_head(stream: &mut TcpStream) -> Option<Vec<u8>> {
+/// What [`read_head`] got.
+enum Head {
+    /// Up to the blank line that ends a request head.
+    Complete(Vec<u8>),
+    /// More than `MAX_HEAD` bytes without the end of a head.
+    TooLarge,
+    /// The client closed first, or the read failed.
+    Gone,
+}
+
+/// Reads up to the blank line that ends a request head.
+async fn read_head(stream: &mut TcpStream) -> Head {
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
     loop {
-        let n = stream.read(&mut chunk).await.ok()?;
-        if n == 0 {
-            return None;
-        }
+        let n = match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return Head::Gone,
+            Ok(n) => n,
+        };
+        // Only the bytes that can complete the terminator are searched again.
+        let from = buf.len().saturating_sub(3);
         buf.extend_from_slice(&chunk[..n]);
-        if buf.windows(4).any(|w| w == b"\r\n\r\n") {
-            return Some(buf);
+        if buf[from..].windows(4).any(|w| w == b"\r\n\r\n") {
+            return Head::Complete(buf);
         }
         if buf.len() > MAX_HEAD {
-            return None;
+            return Head::TooLarge;
         }
     }
 }

@@ -94,7 +94,7 @@ impl TraceContext {
     }
 
     /// Parses a version-`00` `traceparent`; `None` for anything else, including the
-    /// all-zero ids the W3C specification declares invalid.
+    /// all-zero ids and the upper-case hex the W3C specification declares invalid.
     pub fn from_traceparent(header: &str) -> Option<Self> {
         let mut parts = header.trim().split('-');
         let (version, trace, span, flags) =
@@ -107,7 +107,9 @@ impl TraceContext {
         {
             return None;
         }
-        let hex = |s: &str| s.bytes().all(|b| b.is_ascii_hexdigit());
+        // Lower-case only: the specification's ids and flags are HEXDIGLC, and a
+        // traceparent with upper-case hex is one a vendor "MUST ignore".
+        let hex = |s: &str| s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
         if !(hex(trace) && hex(span) && hex(flags)) {
             return None;
         }

@@ -143,6 +143,12 @@ impl<'a, A: Actor> Batch<'a, A> {
                 None => unreachable!("a ref is local or remote"),
             };
         };
+        if cell.has_moved() {
+            // A local ref to a mobile actor that moved away: `send` refuses the batch
+            // as for a remote ref, and the ask says so in the same words (it would
+            // otherwise be discarded with the batch and read `Stopped`).
+            return Ask::failed(crate::AskError::Unreachable, cell.shared());
+        }
         let (reply, ask) = ask::pair(cell.shared());
         self.nodes
             .push(message_node(A::__vtables().ask, msg, reply));

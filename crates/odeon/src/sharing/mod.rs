@@ -57,10 +57,10 @@
 //!   [`BatchError::Remote`] and sends nothing; its asks fail with
 //!   [`AskError::Unreachable`](crate::AskError::Unreachable). The same holds for a
 //!   local ref to a mobile actor that has moved to another node.
-//! - Reserving a remote ref fails with [`ReserveError::Remote`]. So a reservation's
-//!   holder is always on the actor's node, and "the holder's node is lost
-//!   mid-reservation" cannot happen; mail from other nodes waits behind a local
-//!   reservation like any mail, in order. A holder that stops responding is cut off
+//! - Reserving a remote ref (or a local ref to a mobile actor that has moved away)
+//!   fails with [`ReserveError::Remote`]. So a reservation's holder is always on the
+//!   actor's node, and "the holder's node is lost mid-reservation" cannot happen;
+//!   mail from other nodes waits behind a local reservation like any mail, in order. A holder that stops responding is cut off
 //!   by its lease; a holder that is dropped (its task panics or is cancelled) ends
 //!   the reservation at once.
 //! - A [`Bestowed`] handle cannot be sent to another node: it is not serializable, so
@@ -105,7 +105,8 @@ pub enum ReserveError {
     /// The actor had stopped, or stopped before granting it.
     #[error("the actor stopped before the reservation was granted")]
     Stopped,
-    /// The actor is on another node; reservations are local only for now.
+    /// The actor is on another node (a remote ref, or a mobile actor that moved
+    /// away); reservations are local only for now.
     #[error("reservations of remote actors are not supported")]
     Remote,
 }

@@ -190,6 +190,12 @@ impl<A: Actor> Reserve<A> {
         if cell.is_stopped() {
             return Err(ReserveError::Stopped);
         }
+        if cell.has_moved() {
+            // A local ref to a mobile actor that moved away: the grant would be
+            // discarded by the stub (read as `Stopped`), but the actor is on another
+            // node, as for a remote ref.
+            return Err(ReserveError::Remote);
+        }
         let session = Arc::new(Session::new(self.lease));
         let (grant, granted) = oneshot::channel::<()>();
         let theirs = session.clone();
