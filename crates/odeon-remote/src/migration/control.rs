@@ -34,7 +34,7 @@
 //!   the postcard-encoded [`MigrateResult`].
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Weak};
 
 use odeon::{ActorId, StopReason, Terminated};
@@ -402,20 +402,32 @@ impl NodeInner {
     }
 
     /// The host watches its own cell once, to tell the actor's watchers when it stops.
+    ///
+    /// The watch of a cell that has already stopped fires at once, on this thread,
+    /// before its key is returned: that key must not be kept as `armed`, or every
+    /// later watcher would wait for a watch that has already fired, forever (issue 14:
+    /// a `wait_stopped` started after the actor stopped never ended). `fired` is set
+    /// before the callback takes `armed`, and read here under `armed`'s lock, so a
+    /// callback on another thread either sees the key stored or finds it not stored.
     pub(crate) fn arm(self: &Arc<Self>, mobile: &Arc<Mobile>, local: &Arc<ErasedRef>) {
         if mobile.control.armed.lock().is_some() {
             return;
         }
+        let fired = Arc::new(AtomicBool::new(false));
         let (node, weak): (Weak<NodeInner>, Weak<Mobile>) =
             (Arc::downgrade(self), Arc::downgrade(mobile));
-        let notify: Notify = Box::new(move |t: Terminated| {
-            if let (Some(node), Some(mobile)) = (node.upgrade(), weak.upgrade()) {
-                node.host_terminated(&mobile, &t.reason);
-            }
-        });
+        let notify: Notify = {
+            let fired = Arc::clone(&fired);
+            Box::new(move |t: Terminated| {
+                fired.store(true, Ordering::Release);
+                if let (Some(node), Some(mobile)) = (node.upgrade(), weak.upgrade()) {
+                    node.host_terminated(&mobile, &t.reason);
+                }
+            })
+        };
         let key = (mobile.interface.ops.watch)(&**local, notify);
         let mut armed = mobile.control.armed.lock();
-        if armed.is_none() {
+        if armed.is_none() && !fired.load(Ordering::Acquire) {
             *armed = key;
         }
     }
