@@ -3,6 +3,8 @@
 //! See [`HELP`] (`odeon-sharing-bench --help`).
 
 mod ping;
+// The same median/spread helpers as the mobility benchmark: one copy, shared.
+#[path = "../../mobility/src/stats.rs"]
 mod stats;
 
 use std::process::ExitCode;

@@ -106,6 +106,11 @@ impl<A: Actor> Jobs<A> {
     };
 }
 
+/// The vtable's `deliver` for a job node: runs the closure and frees the node.
+///
+/// # Safety
+/// The vtable contract: `node` is a live job node (only `Job::into_node` writes this
+/// vtable) that the caller owns and hands over.
 unsafe fn deliver<A: Actor>(node: NonNull<Header<A>>, _: &Cell<A>) -> Delivered {
     let node = node.cast::<Prefix>();
     // SAFETY: vtable contract: the node is a job node (only `Job::into_node` writes
@@ -114,6 +119,10 @@ unsafe fn deliver<A: Actor>(node: NonNull<Header<A>>, _: &Cell<A>) -> Delivered 
     Delivered::Done
 }
 
+/// The vtable's `discard` for a job node: drops the closure unrun and frees the node.
+///
+/// # Safety
+/// As for [`deliver`].
 unsafe fn discard<A: Actor>(node: NonNull<Header<A>>) {
     let node = node.cast::<Prefix>();
     // SAFETY: as in `deliver`.
