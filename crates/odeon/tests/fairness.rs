@@ -368,3 +368,87 @@ fn a_message_sent_just_before_an_actor_spins_is_still_handled() {
     // The player lands in the hog worker's "just messaged" slot; a spare must steal it.
     ping_pong_completes_while_a_hog_holds_a_worker(1, false, true);
 }
+
+// --- An actor fed one message at a time by a turn that never ends ----------------------
+
+/// Counts what it is sent.
+struct Fed {
+    handled: Arc<AtomicU64>,
+}
+impl Actor for Fed {}
+
+struct Feed;
+impl Message for Feed {
+    type Reply = ();
+}
+impl Handler<Feed> for Fed {
+    fn handle(&mut self, _: Feed, _: &mut Context<Self>) {
+        self.handled.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// In one turn, sends `feeds` messages to `fed`, each only after the previous one was
+/// handled, so each lands on an idle actor and makes it runnable from this worker.
+struct Feeder {
+    fed: ActorRef<Fed>,
+    handled: Arc<AtomicU64>,
+    feeds: u64,
+    done: mpsc::Sender<u64>,
+}
+impl Actor for Feeder {}
+
+struct FeedAll;
+impl Message for FeedAll {
+    type Reply = ();
+}
+impl Handler<FeedAll> for Feeder {
+    fn handle(&mut self, _: FeedAll, _: &mut Context<Self>) {
+        let start = std::time::Instant::now();
+        let mut sent = 0;
+        while sent < self.feeds && start.elapsed() < HANG_GUARD {
+            if self.handled.load(Ordering::SeqCst) == sent {
+                let _ = self.fed.tell(Feed);
+                sent += 1;
+            }
+            std::hint::spin_loop();
+        }
+        while self.handled.load(Ordering::SeqCst) < sent && start.elapsed() < HANG_GUARD {
+            std::hint::spin_loop();
+        }
+        let _ = self.done.send(self.handled.load(Ordering::SeqCst));
+    }
+}
+
+#[test]
+fn an_actor_made_runnable_by_a_stuck_turn_runs_without_waiting_for_the_monitor() {
+    // The monitor looks once a second, so it calls the feeder's worker stuck after a
+    // second or two. From then on each `Feed` makes `Fed` runnable on that stuck worker;
+    // if it waited in the stuck worker's slot for the monitor to wake another worker,
+    // 30 feeds would take 30 monitor looks (30 s), past the guard below. Placed where
+    // another worker takes it, and that worker woken at once, they take milliseconds.
+    const FEEDS: u64 = 30;
+    let system = System::builder()
+        .workers(2)
+        .stall_threshold(Duration::from_millis(5))
+        .monitor_interval(Duration::from_secs(1))
+        .build();
+    let handled = Arc::new(AtomicU64::new(0));
+    let fed = system.spawn(Fed {
+        handled: handled.clone(),
+    });
+    let (done_tx, done_rx) = mpsc::channel();
+    let feeder = system.spawn(Feeder {
+        fed,
+        handled: handled.clone(),
+        feeds: FEEDS,
+        done: done_tx,
+    });
+    feeder.tell(FeedAll).unwrap();
+    // Generous: detection takes two looks (2 s); the feeds after it take no look at all.
+    let got = done_rx.recv_timeout(Duration::from_secs(20));
+    assert_eq!(
+        got.ok(),
+        Some(FEEDS),
+        "each feed waited for the monitor instead of running on another worker"
+    );
+}

@@ -21,7 +21,10 @@
 //! - A worker takes from its slot at most `SLOT_STREAK_LIMIT` times in a row while its
 //!   deque has work, and polls the injector every `INJECTOR_INTERVAL` turns.
 //! - The monitor (`monitor.rs`) sees a worker stuck in one turn and brings in an idle
-//!   worker or a spare thread, which may also steal the stuck worker's slot.
+//!   worker or a spare thread, which may also steal the stuck worker's slot. While
+//!   a worker is called stuck, an actor its turn makes runnable goes to its deque,
+//!   where others steal, and an idle worker is woken at once (not at the monitor's
+//!   next look).
 //!
 //! # Waking workers
 //! Parking and unparking cost microseconds, far more than a message. A worker is woken

@@ -102,6 +102,16 @@ impl WorkerCtx {
         match placement {
             Placement::Slot => {
                 let me = self.me(sched);
+                // A stuck worker cannot run its slot until its long turn ends: what it
+                // makes runnable goes where another worker takes it, and one is woken
+                // now instead of at the monitor's next look (an actor fed by a long
+                // turn, as Savina's Counting is once the monitor moves it, would
+                // otherwise wait up to a monitor interval each time it runs dry).
+                if me.stuck.load(Ordering::Relaxed) {
+                    self.local.push(task);
+                    sched.idle.notify_one(sched);
+                    return;
+                }
                 // Only this thread puts into the slot; thieves only take. So an empty
                 // slot stays empty until our store, and a full one is swapped.
                 let old = if me.slot.load(Ordering::Relaxed).is_null() {
