@@ -3,7 +3,8 @@
 //! chain of nodes pushed as one, a reservation's session future parked as
 //! the actor's async handler (with its raw cell pointer) and its own node queue, and a
 //! bestowed object's slot reached through a job node (its header rewritten for the
-//! owner's type) on the owner's turn, then revoked.
+//! owner's type) on the owner's turn, then revoked; and one freed by a release job
+//! after the uses queued when its last handle went.
 
 use std::time::Duration;
 
@@ -75,6 +76,17 @@ impl Handler<Revoke> for Log {
     }
 }
 
+/// The actor drops its own handle to what it lent.
+struct Forget;
+impl Message for Forget {
+    type Reply = ();
+}
+impl Handler<Forget> for Log {
+    fn handle(&mut self, _: Forget, _: &mut Context<Self>) {
+        self.lent = None;
+    }
+}
+
 #[test]
 fn batch_reservation_and_bestow_run_clean() {
     // One worker and no spares, as `miri_actor_paths`: crossbeam-epoch's stealing
@@ -114,5 +126,15 @@ fn batch_reservation_and_bestow_run_clean() {
         Ok(vec!["a".to_owned(), "b".to_owned()])
     );
     assert_eq!(notes.tell(Note("c")), Err(BestowError::Revoked));
+
+    // The last handle goes while uses are queued: they carry a pointer to the
+    // object, not a count, and a release job frees it after them, on the owner's turn.
+    let notes = system.block_on(log.ask(Lend)).expect("lent");
+    system.block_on(log.ask(Forget)).expect("alive"); // `notes` is the only handle
+    for note in ["d", "e", "f"] {
+        notes.tell(Note(note)).expect("usable");
+    }
+    drop(notes);
+    assert_eq!(system.block_on(log.ask(Seen)), Ok(vec![1, 2, 3, 99]));
     assert!(system.shutdown());
 }

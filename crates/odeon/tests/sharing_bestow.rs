@@ -373,3 +373,120 @@ fn the_object_is_dropped_when_the_last_handle_goes() {
     assert!(*flag.lock().unwrap());
     system.shutdown();
 }
+
+/// An object that reports, when dropped, how many uses reached it.
+struct Counted {
+    uses: u32,
+    dropped_after: Arc<Mutex<Option<u32>>>,
+}
+impl Drop for Counted {
+    fn drop(&mut self) {
+        *self.dropped_after.lock().unwrap() = Some(self.uses);
+    }
+}
+impl Serve<Add> for Counted {
+    fn serve(&mut self, _: Add) {
+        self.uses += 1;
+    }
+}
+
+/// Lends a `Counted` out (keeping no handle) and can be held inside a handler until
+/// the test lets it go, so that uses pile up in its mailbox.
+struct Holder {
+    gate: Arc<Mutex<std::sync::mpsc::Receiver<()>>>,
+}
+impl Actor for Holder {}
+struct LendCounted(Arc<Mutex<Option<u32>>>);
+impl Message for LendCounted {
+    type Reply = Bestowed<Counted>;
+}
+impl Handler<LendCounted> for Holder {
+    fn handle(&mut self, m: LendCounted, cx: &mut Context<Self>) -> Bestowed<Counted> {
+        cx.bestow(Counted {
+            uses: 0,
+            dropped_after: m.0,
+        })
+    }
+}
+struct Hold;
+impl Message for Hold {
+    type Reply = ();
+}
+impl Handler<Hold> for Holder {
+    fn handle(&mut self, _: Hold, _: &mut Context<Self>) {
+        let _ = self.gate.lock().unwrap().recv_timeout(GUARD);
+    }
+}
+
+fn holder() -> (Holder, std::sync::mpsc::Sender<()>) {
+    let (open, gate) = std::sync::mpsc::channel();
+    let gate = Arc::new(Mutex::new(gate));
+    (Holder { gate }, open)
+}
+
+/// Uses carry no count of the handle: the last handle can go while uses are still
+/// queued, and the object must then outlive them all and be dropped after them.
+#[test]
+fn uses_queued_when_the_last_handle_goes_all_run_before_the_object_is_dropped() {
+    let system = System::new();
+    let (state, open) = holder();
+    let owner = system.spawn(state);
+    let dropped_after = Arc::new(Mutex::new(None));
+    let counted = system
+        .block_on(owner.ask(LendCounted(dropped_after.clone())))
+        .unwrap();
+    owner.tell(Hold).unwrap();
+    for i in 0..100 {
+        counted.tell(Add(0, i)).unwrap();
+    }
+    let copy = counted.clone();
+    drop(counted);
+    copy.tell(Add(0, 100)).unwrap();
+    drop(copy);
+    assert_eq!(
+        *dropped_after.lock().unwrap(),
+        None,
+        "dropped while its uses were queued"
+    );
+    open.send(()).unwrap();
+    eventually(GUARD, || dropped_after.lock().unwrap().is_some());
+    assert_eq!(*dropped_after.lock().unwrap(), Some(101));
+    system.shutdown();
+}
+
+/// With nothing in flight the object goes with the last handle, at once; with uses
+/// dropped unrun because the owner stopped, too.
+#[test]
+fn the_object_goes_with_the_last_handle_when_nothing_is_in_flight_or_the_owner_stopped() {
+    let system = System::new();
+    let (state, open) = holder();
+    let owner = system.spawn(state);
+
+    let dropped_after = Arc::new(Mutex::new(None));
+    let counted = system
+        .block_on(owner.ask(LendCounted(dropped_after.clone())))
+        .unwrap();
+    for i in 0..10 {
+        counted.tell(Add(0, i)).unwrap();
+    }
+    let ask = owner.ask(LendCounted(Arc::new(Mutex::new(None))));
+    drop(system.block_on(ask).unwrap()); // every use above has run
+    drop(counted);
+    assert_eq!(*dropped_after.lock().unwrap(), Some(10));
+
+    let dropped_after = Arc::new(Mutex::new(None));
+    let counted = system
+        .block_on(owner.ask(LendCounted(dropped_after.clone())))
+        .unwrap();
+    owner.tell(Hold).unwrap();
+    for i in 0..10 {
+        counted.tell(Add(0, i)).unwrap();
+    }
+    owner.stop(); // acted on after `Hold`: the queued uses are dropped unrun
+    open.send(()).unwrap();
+    eventually(GUARD, || !owner.is_alive());
+    assert_eq!(*dropped_after.lock().unwrap(), None);
+    drop(counted);
+    assert_eq!(*dropped_after.lock().unwrap(), Some(0));
+    system.shutdown();
+}

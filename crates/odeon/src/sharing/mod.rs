@@ -32,21 +32,23 @@
 //!    the holder's pushes wake the session's waker, which goes through the cell's one
 //!    `wake` state machine. Per message: one node and a short lock on the session's
 //!    queue (no mailbox `swap`); the lease timer is looked at once per poll.
-//! 3. **Bestow** (`bestow.rs`). The object sits in a slot shared by its handles but is
-//!    touched only on the owner's turn: each use is one node holding the message, the
-//!    handle and (for an ask) the reply channel inline (`mailbox/job.rs`), pushed to
-//!    the owner's mailbox and run there as a runtime signal; no boxed closure, no
-//!    registry, no tracing. The owner reaches the object with [`Bestowed::with`],
+//! 3. **Bestow** (`bestow.rs`). The handles share a slot (owner, revoked flag); the
+//!    object sits on a cache line of its own and is touched only on the owner's turn:
+//!    each use is one node holding the message, a pointer to the object and (for an
+//!    ask) the reply channel inline (`mailbox/job.rs`), pushed to the owner's mailbox
+//!    and run there as a runtime signal; no boxed closure, no registry, no tracing,
+//!    and no reference count moved per use (the last handle frees the object, behind
+//!    any uses still queued). The owner reaches the object with [`Bestowed::with`],
 //!    which takes its `Context` as proof.
 //!
 //! Encore's ping (empty messages from one sender, `odeon-sharing-bench ping`), in
 //! instructions per message under callgrind: plain `tell` about 350, one batch per
 //! ping about 345, the whole stream in one reservation about 330, a bestowed handle
-//! about 395 (1.13×). In CPU time the bestowed handle costs more than that (about
-//! 1.4× plain on a 2-core machine), most likely because each use clones the handle's
-//! `Arc` on the sender's thread and drops it on the owner's, so its count moves
-//! between cores on every use. Encore measured 5.3× for bestow and 4.8× for its
-//! atomic mailbox.
+//! about 360 (it was 390 while each use cloned the handle's `Arc`, whose count then
+//! crossed between the sender's and the owner's cores twice per use and made a use
+//! cost 1.4–1.5× a plain `tell` in CPU and wall time; see `bestow.rs` and
+//! `crates/odeon-bench/sharing/README.md` for the figures). Encore measured 5.3× for
+//! bestow and 4.8× for its atomic mailbox.
 //!
 //! # Across nodes: what happens today
 //!
