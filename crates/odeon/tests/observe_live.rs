@@ -48,17 +48,21 @@ fn an_actor_with_50_queued_messages_is_first_among_the_deepest() {
         busy.tell(Nop).unwrap();
     }
     let deepest = observe::deepest_mailboxes(&system.handle(), 3);
-    assert_eq!(deepest.len(), 3);
+    assert!(!deepest.is_empty());
     assert_eq!(deepest[0].id, busy.id());
     assert_eq!(deepest[0].depth, 50);
     assert_eq!(deepest[0].name.as_deref(), Some("backlog"));
     assert!(deepest[0].actor.ends_with("Blocker"));
-    assert!(deepest[1].depth <= 1);
+    // The others hold at most their one message; empty mailboxes are left out.
+    assert!(deepest[1..].iter().all(|m| m.depth == 1), "{deepest:?}");
 
     release.send(()).unwrap();
     system.block_on(busy.ask(Nop)).unwrap();
     let after = observe::deepest_mailboxes(&system.handle(), 1);
-    assert_eq!(after[0].depth, 0, "drained: {after:?}");
+    assert!(
+        after.iter().all(|m| m.id != busy.id()),
+        "drained: {after:?}"
+    );
 }
 
 #[derive(Default)]

@@ -183,6 +183,7 @@ impl Live {
 
     pub(crate) fn deepest(&self, n: usize) -> Vec<MailboxDepth> {
         let mut rows = self.rows();
+        rows.retain(|r| r.depth > 0);
         rows.sort_by(|a, b| b.depth.cmp(&a.depth).then(a.id.cmp(&b.id)));
         rows.into_iter()
             .take(n)

@@ -165,8 +165,8 @@ pub fn observing(system: &crate::SystemHandle) -> bool {
 }
 
 /// The `n` actors of `system` with the most user messages waiting, deepest first
-/// (ties by id): the same sent and taken counts as [`MAILBOX_DEPTH`], read at the
-/// call. Empty unless the system was built with `observe(true)`. Costs a pass over
+/// (ties by id), leaving out empty mailboxes: the same sent and taken counts as
+/// [`MAILBOX_DEPTH`], read at the call. Empty unless the system was built with `observe(true)`. Costs a pass over
 /// the system's live actors (one lock of its table, two relaxed loads per actor).
 ///
 /// ```
