@@ -437,13 +437,15 @@ fn the_page_in_headless_chromium_shows_nodes_actor_rate_and_a_lost_node() {
         (first.contains("backlog") && first.contains("50")).then_some((s, seller))
     });
     let (state, seller) = state;
+    // The page keeps ids in `data-` attributes: strings.
+    let sup_id = sup.as_u64().to_string();
     assert_eq!(seller["restarts"], 2, "{state}");
-    assert_eq!(seller["parent"], sup.as_u64().to_string(), "{state}");
+    assert_eq!(seller["parent"], sup_id.as_str(), "{state}");
     let siblings = state["tree"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|n| n["parent"] == sup.as_u64().to_string())
+        .filter(|n| n["parent"] == sup_id.as_str())
         .count();
     assert_eq!(siblings, 3, "{state}");
 
