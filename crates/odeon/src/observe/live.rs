@@ -106,10 +106,13 @@ impl Live {
     #[inline(never)]
     pub(crate) fn stopped(&self, id: ActorId, actor: &'static str, handled: u64) {
         let mut t = self.tables.lock();
-        let entry = t.actors.remove(&id);
+        // An actor that moved in with a migration was never added (nor counted).
+        let Some(entry) = t.actors.remove(&id) else {
+            return;
+        };
         let ty = t.types.entry(actor).or_default();
         ty.alive -= 1;
-        match entry.and_then(|e| e.name) {
+        match entry.name {
             Some(name) => *ty.named.entry(name).or_default() += handled,
             None => ty.unnamed += handled,
         }
