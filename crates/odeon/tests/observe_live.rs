@@ -65,6 +65,28 @@ fn an_actor_with_50_queued_messages_is_first_among_the_deepest() {
     );
 }
 
+#[test]
+fn messages_of_an_atomic_batch_count_in_the_depth() {
+    let system = System::builder().observe(true).build();
+    let busy = system.spawn(Blocker);
+    let (started, wait_started) = mpsc::channel();
+    let (release, wait) = mpsc::channel();
+    busy.tell(Hold(started, wait)).unwrap();
+    wait_started.recv_timeout(HANG_GUARD).unwrap();
+    let mut batch = busy.batch();
+    for _ in 0..10 {
+        batch.tell(Nop);
+    }
+    batch.send().unwrap();
+    busy.tell(Nop).unwrap();
+    let deepest = observe::deepest_mailboxes(&system.handle(), 1);
+    assert_eq!(deepest[0].id, busy.id());
+    assert_eq!(deepest[0].depth, 11);
+    release.send(()).unwrap();
+    system.block_on(busy.ask(Nop)).unwrap();
+    assert!(observe::deepest_mailboxes(&system.handle(), 1).is_empty());
+}
+
 #[derive(Default)]
 struct Flaky;
 impl Actor for Flaky {}

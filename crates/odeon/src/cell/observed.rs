@@ -75,7 +75,7 @@ impl<A: Actor> Cell<A> {
 
 impl<A: Actor> Cell<A> {
     /// A user message node is about to enter the mailbox (observing systems only).
-    pub(super) fn observe_send(&self, node: NonNull<Header<A>>) {
+    pub(crate) fn observe_send(&self, node: NonNull<Header<A>>) {
         self.obs.sending(node.as_ptr() as usize);
     }
 }
