@@ -141,8 +141,13 @@ pub(crate) fn spawn<A: Actor>(
             name: opts.name.map(String::into_boxed_str),
         })
     });
+    // Read before `supervision` moves into the cell; only by an observing system.
     #[cfg(feature = "observe")]
-    let supervisor = supervision.as_ref().map(|s| s.supervisor_id());
+    let supervisor = if shared.config.observe {
+        supervision.as_ref().map(|s| s.supervisor_id())
+    } else {
+        None
+    };
     let cell = new_cell(shared, actor, extras, supervision, Phase::New);
     if opts.keep_alive {
         // SAFETY: nothing has scheduled the cell yet, so no turn can run meanwhile:

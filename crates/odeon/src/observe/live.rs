@@ -139,6 +139,7 @@ impl Live {
 
     /// Adds this system's counts to `out` (per type).
     pub(crate) fn tally_into(&self, out: &mut HashMap<&'static str, ByType>) {
+        let mut cells = Vec::new();
         let t = self.tables.lock();
         for (actor, ty) in &t.types {
             out.entry(actor).or_default().add(ty);
@@ -153,13 +154,23 @@ impl Live {
                 Some(name) => *ty.named.entry(name.clone()).or_default() += handled,
                 None => ty.unnamed += handled,
             }
+            cells.push(cell);
         }
+        // The cells are released after the lock (see `rows`).
+        drop(t);
+        drop(cells);
     }
 
     /// The actors alive, read under the lock once.
     fn rows(&self) -> Vec<Row> {
+        // The cells upgraded here are released only after the lock: a listed actor has
+        // not stopped, so the runtime still holds it and none of these is the last
+        // reference, but if one were, dropping its cell would drop queued messages,
+        // whose `Drop` may spawn, which takes this lock.
+        let mut cells = Vec::new();
         let t = self.tables.lock();
-        t.actors
+        let rows = t
+            .actors
             .iter()
             .map(|(id, e)| {
                 let cell = e.probe.upgrade();
@@ -171,7 +182,7 @@ impl Live {
                 } else {
                     ActorStatus::Running
                 };
-                Row {
+                let row = Row {
                     id: *id,
                     actor: e.actor,
                     name: e.name.as_deref().map(str::to_owned),
@@ -179,9 +190,14 @@ impl Live {
                     restarts: e.restarts,
                     status,
                     depth,
-                }
+                };
+                cells.extend(cell);
+                row
             })
-            .collect()
+            .collect();
+        drop(t);
+        drop(cells);
+        rows
     }
 
     pub(crate) fn deepest(&self, n: usize) -> Vec<MailboxDepth> {
