@@ -41,9 +41,35 @@ struct Entry {
     probe: Weak<dyn Probe>,
 }
 
+/// Hashes an `ActorId` (a `u64` handed out in blocks, so its low bits vary) with one
+/// multiply instead of SipHash: the table is local and its keys are not chosen by an
+/// attacker. Callgrind on Savina fjcreate (40,002 spawns and stops, observing):
+/// `Live::spawned` 38.0 M → 20.6 M instructions, `Live::stopped` 25.7 M → 19.9 M.
+#[derive(Default, Clone, Copy)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        // Fibonacci hashing; hashbrown takes its control bits from the top.
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type Ids = std::hash::BuildHasherDefault<IdHasher>;
+
 #[derive(Default)]
 struct Tables {
-    actors: HashMap<ActorId, Entry>,
+    actors: HashMap<ActorId, Entry, Ids>,
     /// Per type: alive, restarts, and the messages handled by actors that stopped
     /// (the live ones are read from their cells).
     types: HashMap<&'static str, ByType>,
