@@ -7,7 +7,7 @@
 //! ODEON_SECRET=... odeon-node probe --name b --seed ADDR
 //! ODEON_SECRET=... odeon-node migrate --name b --seed ADDR
 //! ODEON_SECRET=... odeon-node host --name c --seed ADDR
-//! odeon-node top --http ADDR [--once]
+//! odeon-node top --http ADDR [--once [--tree]]
 //! ```
 //! `gen-secret` prints a new random cluster secret (32 random bytes as 64 hex
 //! characters) to give every node as `ODEON_SECRET`. `serve` hosts a `Tally` registered
@@ -36,7 +36,8 @@
 //! The same address serves the live dashboard at `/` (`/api/snapshot`, `/api/events`).
 //!
 //! `top` shows that snapshot in the terminal (ratatui), refreshed every second, for
-//! machines without a browser; `--once` prints one frame as text and exits.
+//! machines without a browser; `t` switches to the supervision tree and back;
+//! `--once` prints one frame as text and exits (`--tree`: the tree view).
 
 #[path = "../mobility/counter.rs"]
 mod counter;
@@ -58,7 +59,7 @@ const USAGE: &str = "\
 usage: odeon-node gen-secret
        odeon-node serve|host|probe|migrate --name N [--listen A] [--advertise A] [--seed A]...
                                       [--http A]
-       odeon-node top --http A [--once]
+       odeon-node top --http A [--once [--tree]]
 
   gen-secret  print a new cluster secret (give it to every node as ODEON_SECRET)
   serve       host `tally` and the mobile `counter`; run until SIGINT/SIGTERM
@@ -66,7 +67,8 @@ usage: odeon-node gen-secret
   probe       find `tally` through --seed, use it, watch it until its node is gone
   migrate     move `counter` here from wherever it runs, send it ten messages here,
               move it back home, exit (live migration between two processes)
-  top         show a node's live snapshot in the terminal (q quits); --once: one frame
+  top         show a node's live snapshot in the terminal (t: supervision tree, q quits);
+              --once: one frame as text (--tree: the tree view)
   --http A    serve Prometheus metrics at http://A/metrics (e.g. 127.0.0.1:9464) and
               the live dashboard at http://A/; for `top`, the node to read";
 

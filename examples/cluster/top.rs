@@ -2,13 +2,17 @@
 //! (ratatui), for machines without a browser. Reads `GET /api/snapshot` from a node
 //! started with `--http` (`NodeBuilder::metrics_http`) once a second; `q` or Esc quits.
 //! `--once` prints one frame to standard output and exits (no terminal needed).
+//!
+//! Two views: the overview (nodes, busiest actors, deepest mailboxes, the top of the
+//! supervision tree, the message rate and the events) and the whole supervision
+//! tree; `t` switches between them (`--once --tree` prints the tree view).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use odeon_remote::dashboard::{Health, Snapshot};
+use odeon_remote::dashboard::{ActorState, Health, Snapshot, SupervisionNode, SupervisionView};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
@@ -18,7 +22,16 @@ use ratatui::widgets::{Block, Borders, List, ListItem, Paragraph, Row, Sparkline
 /// How long one request may take before `top` says the node does not answer.
 const TIMEOUT: Duration = Duration::from_secs(5);
 
-pub const USAGE: &str = "usage: odeon-node top --http ADDR [--once]";
+pub const USAGE: &str = "usage: odeon-node top --http ADDR [--once [--tree]]";
+
+/// What `top` shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// Nodes, actors, mailboxes, the top of the tree, rate and events.
+    Overview,
+    /// The whole supervision tree (as far as the snapshot lists it).
+    Tree,
+}
 
 /// Reads one snapshot from the node whose HTTP endpoint is at `addr`.
 pub fn fetch(addr: SocketAddr) -> Result<Snapshot, String> {
@@ -67,24 +80,96 @@ fn short(ty: &str) -> String {
     format!("{tail}{}", &ty[base.len()..])
 }
 
-/// Draws `s` on the whole frame.
+/// The supervision tree as indented lines, supervisors first: `Type "name" #id
+/// status`, with `restarts N` and `+N not shown` where they apply.
+pub fn tree_lines(t: &SupervisionView) -> Vec<String> {
+    fn walk(n: &SupervisionNode, depth: usize, out: &mut Vec<String>) {
+        let mark = if n.children.is_empty() { "-" } else { "+" };
+        let mut line = format!("{}{mark} {}", "  ".repeat(depth), short(&n.actor));
+        if let Some(name) = &n.name {
+            line.push_str(&format!(" \"{name}\""));
+        }
+        line.push_str(&format!(" #{} {}", n.id, state_name(n.status)));
+        if n.restarts > 0 {
+            line.push_str(&format!(" restarts {}", n.restarts));
+        }
+        if n.collapsed > 0 {
+            line.push_str(&format!(" +{} not shown", n.collapsed));
+        }
+        out.push(line);
+        for c in &n.children {
+            walk(c, depth + 1, out);
+        }
+    }
+    let mut out = Vec::new();
+    for r in &t.roots {
+        walk(r, 0, &mut out);
+    }
+    if t.collapsed > 0 {
+        out.push(format!("+{} top-level actors not shown", t.collapsed));
+    }
+    out
+}
+
+fn state_name(s: ActorState) -> &'static str {
+    match s {
+        ActorState::Running => "running",
+        ActorState::Restarting => "restarting",
+        ActorState::Stopping => "stopping",
+    }
+}
+
+fn tree_title(s: &Snapshot) -> String {
+    match s.actors.as_ref().and_then(|a| a.supervision.as_ref()) {
+        Some(t) => format!(
+            " supervision tree · {} actors (at most {} listed) · t switches ",
+            t.actors, t.bound
+        ),
+        None => " supervision tree: none (observe off) ".into(),
+    }
+}
+
+/// Draws `s` on the whole frame: the overview.
+// The binary draws through `draw_view`; tests call this.
+#[allow(dead_code)]
 pub fn draw(frame: &mut Frame, s: &Snapshot) {
-    let [title, top, chart, events] = Layout::vertical([
+    draw_view(frame, s, View::Overview);
+}
+
+/// Draws `s` on the whole frame, in `view`.
+pub fn draw_view(frame: &mut Frame, s: &Snapshot, view: View) {
+    let rate = s.samples.last().map_or(0.0, |x| x.rate);
+    let heading = Paragraph::new(Line::from(format!(
+        "odeon top · {} · {:.0} msg/s · t tree/overview · q quits",
+        s.node, rate
+    )))
+    .style(Style::default().add_modifier(Modifier::REVERSED));
+    if view == View::Tree {
+        let [title, body] =
+            Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(frame.area());
+        frame.render_widget(heading, title);
+        let lines = s
+            .actors
+            .as_ref()
+            .and_then(|a| a.supervision.as_ref())
+            .map(tree_lines)
+            .unwrap_or_default();
+        let items: Vec<ListItem> = lines.into_iter().map(ListItem::new).collect();
+        frame.render_widget(
+            List::new(items).block(Block::default().borders(Borders::ALL).title(tree_title(s))),
+            body,
+        );
+        return;
+    }
+    let [title, top, middle, chart, events] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(6),
+        Constraint::Min(6),
+        Constraint::Length(5),
         Constraint::Length(6),
-        Constraint::Length(7),
     ])
     .areas(frame.area());
-    let rate = s.samples.last().map_or(0.0, |x| x.rate);
-    frame.render_widget(
-        Paragraph::new(Line::from(format!(
-            "odeon top · {} · {:.0} msg/s · q quits",
-            s.node, rate
-        )))
-        .style(Style::default().add_modifier(Modifier::REVERSED)),
-        title,
-    );
+    frame.render_widget(heading, title);
     let [nodes, actors] =
         Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(top);
     let rows = s.members.iter().map(|m| {
@@ -152,6 +237,50 @@ pub fn draw(frame: &mut Frame, s: &Snapshot) {
         .block(Block::default().borders(Borders::ALL).title(title)),
         actors,
     );
+    let [deepest, tree] =
+        Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(middle);
+    let rows: Vec<Row> = s
+        .actors
+        .iter()
+        .flat_map(|a| &a.deepest_mailboxes)
+        .map(|m| {
+            Row::new(vec![
+                short(&m.actor),
+                m.name.clone().unwrap_or_default(),
+                format!("#{}", m.id),
+                m.depth.to_string(),
+            ])
+        })
+        .collect();
+    frame.render_widget(
+        Table::new(
+            rows,
+            [
+                Constraint::Fill(2),
+                Constraint::Fill(2),
+                Constraint::Length(8),
+                Constraint::Length(8),
+            ],
+        )
+        .header(Row::new(["actor", "name", "id", "queued"]).style(Style::default().fg(Color::Gray)))
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" deepest mailboxes "),
+        ),
+        deepest,
+    );
+    let lines = s
+        .actors
+        .as_ref()
+        .and_then(|a| a.supervision.as_ref())
+        .map(tree_lines)
+        .unwrap_or_default();
+    let items: Vec<ListItem> = lines.into_iter().map(ListItem::new).collect();
+    frame.render_widget(
+        List::new(items).block(Block::default().borders(Borders::ALL).title(tree_title(s))),
+        tree,
+    );
     let width = usize::from(chart.width.saturating_sub(2));
     let rates: Vec<u64> = s.samples.iter().map(|x| x.rate.round() as u64).collect();
     let shown = &rates[rates.len().saturating_sub(width)..];
@@ -184,11 +313,12 @@ pub fn draw(frame: &mut Frame, s: &Snapshot) {
 
 /// `odeon-node top ARGS`.
 pub fn main(mut args: impl Iterator<Item = String>) -> ExitCode {
-    let (mut http, mut once) = (None, false);
+    let (mut http, mut once, mut view) = (None, false, View::Overview);
     while let Some(flag) = args.next() {
         match flag.as_str() {
             "--http" => http = args.next().and_then(|v| v.parse::<SocketAddr>().ok()),
             "--once" => once = true,
+            "--tree" => view = View::Tree,
             _ => {
                 eprintln!("odeon-node top: unknown flag {flag}\n{USAGE}");
                 return ExitCode::from(2);
@@ -202,7 +332,7 @@ pub fn main(mut args: impl Iterator<Item = String>) -> ExitCode {
     if once {
         return match fetch(addr) {
             Ok(s) => {
-                print_once(&s);
+                print_once(&s, view);
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -211,7 +341,7 @@ pub fn main(mut args: impl Iterator<Item = String>) -> ExitCode {
             }
         };
     }
-    match live(addr) {
+    match live(addr, view) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("odeon-node top: {e}");
@@ -221,10 +351,10 @@ pub fn main(mut args: impl Iterator<Item = String>) -> ExitCode {
 }
 
 /// One frame, 100 × 30, as plain text.
-fn print_once(s: &Snapshot) {
+fn print_once(s: &Snapshot, view: View) {
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30))
         .expect("an in-memory terminal");
-    let _ = terminal.draw(|f| draw(f, s));
+    let _ = terminal.draw(|f| draw_view(f, s, view));
     let buffer = terminal.backend().buffer();
     for y in 0..buffer.area.height {
         let line: String = (0..buffer.area.width)
@@ -235,20 +365,29 @@ fn print_once(s: &Snapshot) {
 }
 
 /// Redraws once a second until `q` or Esc.
-fn live(addr: SocketAddr) -> Result<(), String> {
+fn live(addr: SocketAddr, mut view: View) -> Result<(), String> {
     use ratatui::crossterm::event::{self, Event, KeyCode};
     let mut snapshot = fetch(addr)?;
     let mut terminal = ratatui::init();
     let result = loop {
-        if let Err(e) = terminal.draw(|f| draw(f, &snapshot)) {
+        if let Err(e) = terminal.draw(|f| draw_view(f, &snapshot, view)) {
             break Err(e.to_string());
         }
         match event::poll(Duration::from_secs(1)) {
             Ok(true) => {
-                if let Ok(Event::Key(k)) = event::read()
-                    && matches!(k.code, KeyCode::Char('q') | KeyCode::Esc)
-                {
-                    break Ok(());
+                if let Ok(Event::Key(k)) = event::read() {
+                    match k.code {
+                        KeyCode::Char('q') | KeyCode::Esc => break Ok(()),
+                        KeyCode::Char('t') => {
+                            view = match view {
+                                View::Overview => View::Tree,
+                                View::Tree => View::Overview,
+                            };
+                            // Redraw at once, not after the next second.
+                            continue;
+                        }
+                        _ => {}
+                    }
                 }
             }
             Ok(false) => {}

@@ -42,8 +42,6 @@ impl Collector {
         members: Vec<Member>,
         events: broadcast::Receiver<MemberEvent>,
     ) -> Self {
-        #[cfg(feature = "observe")]
-        odeon::observe::enable_actor_tally();
         let mut state = State::new(me, metrics, members);
         let first: Arc<str> = state.tick(&node).into();
         let (tx, latest) = watch::channel(first);
@@ -242,7 +240,7 @@ impl State {
             self.push_event(kind, subject, detail.to_owned());
         }
         let members_alive = views.iter().filter(|v| v.health == Health::Alive).count();
-        let actors = self.actors();
+        let actors = self.actors(node.as_deref());
         let total = actors.as_ref().map_or(0, |a| a.handled);
         let rate = match self.last_total {
             Some((before, at)) => {
@@ -309,25 +307,37 @@ impl State {
     }
 
     #[cfg(not(feature = "observe"))]
-    fn actors(&mut self) -> Option<ActorsView> {
+    fn actors(&mut self, _node: Option<&NodeInner>) -> Option<ActorsView> {
         None
     }
 
     #[cfg(feature = "observe")]
-    fn actors(&mut self) -> Option<ActorsView> {
-        use super::{ActorLoad, BUSIEST};
-        // No system observes: nothing is counted, and an empty table would read as
-        // "no actors" rather than "not measured" (`Snapshot::actors`).
-        if !odeon::observe::is_on() {
+    fn actors(&mut self, node: Option<&NodeInner>) -> Option<ActorsView> {
+        use super::{ActorLoad, BUSIEST, DEEPEST, MailboxView, TREE_NODES};
+        use odeon::observe;
+        // The node's own system: several nodes of one process each show theirs. One
+        // that does not observe counts nothing, and an empty table would read as "no
+        // actors" rather than "not measured" (`Snapshot::actors`).
+        let system = &node?.system;
+        if !observe::observing(system) {
             return None;
         }
         let mut view = ActorsView {
-            supervision: None,
+            deepest_mailboxes: observe::deepest_mailboxes(system, DEEPEST)
+                .into_iter()
+                .map(|m| MailboxView {
+                    actor: m.actor.to_owned(),
+                    name: m.name,
+                    id: m.id.as_u64(),
+                    depth: m.depth,
+                })
+                .collect(),
+            supervision: Some(tree_view(observe::supervision_tree(system, TREE_NODES))),
             ..ActorsView::default()
         };
         let mut loads = Vec::new();
         let mut restarts = Vec::new();
-        for t in odeon::observe::actor_tallies() {
+        for t in observe::system_tallies(system) {
             view.alive += t.alive;
             view.restarts += t.restarts;
             let before = self.restarts.insert(t.actor.to_owned(), t.restarts);
@@ -365,5 +375,32 @@ impl State {
         loads.truncate(BUSIEST);
         view.busiest = loads;
         Some(view)
+    }
+}
+
+#[cfg(feature = "observe")]
+fn tree_view(tree: odeon::observe::SupervisionTree) -> super::SupervisionView {
+    use super::{ActorState, SupervisionNode};
+    use odeon::observe::{ActorStatus, TreeNode};
+    fn node(n: TreeNode) -> SupervisionNode {
+        SupervisionNode {
+            id: n.id.as_u64(),
+            actor: n.actor.to_owned(),
+            name: n.name,
+            status: match n.status {
+                ActorStatus::Restarting => ActorState::Restarting,
+                ActorStatus::Stopping => ActorState::Stopping,
+                _ => ActorState::Running,
+            },
+            restarts: n.restarts,
+            children: n.children.into_iter().map(node).collect(),
+            collapsed: n.collapsed,
+        }
+    }
+    super::SupervisionView {
+        roots: tree.roots.into_iter().map(node).collect(),
+        collapsed: tree.collapsed,
+        actors: tree.actors,
+        bound: super::TREE_NODES,
     }
 }

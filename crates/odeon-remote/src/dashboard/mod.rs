@@ -33,6 +33,12 @@ pub const SAMPLES: usize = 120;
 pub const EVENTS: usize = 50;
 /// How many actors [`ActorsView::busiest`] lists.
 pub const BUSIEST: usize = 10;
+/// How many mailboxes [`ActorsView::deepest_mailboxes`] lists.
+pub const DEEPEST: usize = 10;
+/// How many actors [`ActorsView::supervision`] lists at most (the rest are counted,
+/// not listed), so that a node with 100k actors still sends a snapshot of a few
+/// tens of KB.
+pub const TREE_NODES: usize = 200;
 
 /// One node's view of itself and its cluster.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -47,8 +53,8 @@ pub struct Snapshot {
     pub interval_ms: u64,
     /// Every node this one knows of, itself first, then by node id.
     pub members: Vec<MemberView>,
-    /// The actors of this process; `None` without the `observe` feature or when no
-    /// system of the process was built with `observe(true)`.
+    /// The actors of this node's system; `None` without the `observe` feature or
+    /// when the node's system was not built with `observe(true)`.
     pub actors: Option<ActorsView>,
     /// The last samples, oldest first (at most [`SAMPLES`]).
     pub samples: Vec<Sample>,
@@ -94,23 +100,86 @@ pub enum Health {
     Left,
 }
 
-/// The actors of the process (shared by every node of the process).
+/// The actors of the node's system (each node of a process shows its own).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActorsView {
-    /// Actors spawned minus stopped since the endpoint started.
+    /// Actors spawned minus stopped since the system was built.
     pub alive: i64,
-    /// Messages handled since the endpoint started.
+    /// Messages handled since the system was built.
     pub handled: u64,
-    /// Restarts since the endpoint started.
+    /// Restarts since the system was built.
     pub restarts: u64,
     /// The busiest actors over the last interval, busiest first (at most
     /// [`BUSIEST`]; named actors one by one, unnamed ones together per type).
     pub busiest: Vec<ActorLoad>,
-    /// Deepest mailboxes: not measured yet (the mailbox keeps no length), always empty.
-    pub deepest_mailboxes: Vec<ActorLoad>,
-    /// The supervision tree: not collected (it would need a walk of every actor's
-    /// children under their locks); always `None`.
-    pub supervision: Option<String>,
+    /// The actors with the most user messages waiting, deepest first (at most
+    /// [`DEEPEST`]; ties by id; empty mailboxes left out), from the counts behind
+    /// `odeon_mailbox_depth`.
+    #[serde(default)]
+    pub deepest_mailboxes: Vec<MailboxView>,
+    /// The node's supervision tree, bounded to [`TREE_NODES`] listed actors.
+    #[serde(default)]
+    pub supervision: Option<SupervisionView>,
+}
+
+/// One actor's mailbox in [`ActorsView::deepest_mailboxes`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MailboxView {
+    /// The actor's type name.
+    pub actor: String,
+    /// Its name (`SpawnOptions::name`), if it has one.
+    pub name: Option<String>,
+    /// Its id in its system (`ActorId::as_u64`).
+    pub id: u64,
+    /// User messages sent to it and not yet taken for handling.
+    pub depth: u64,
+}
+
+/// A node's supervision tree: every actor with no supervisor is a root (top-level
+/// supervisors first), each supervisor with the children it supervises. Listed
+/// breadth first up to [`TREE_NODES`] actors; what did not fit is counted in
+/// `collapsed` (here and on each node).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SupervisionView {
+    /// The top-level actors listed.
+    pub roots: Vec<SupervisionNode>,
+    /// Top-level actors (and everything under them) not listed.
+    pub collapsed: usize,
+    /// Actors alive in the system, listed or not.
+    pub actors: usize,
+    /// The bound: at most this many actors are listed.
+    pub bound: usize,
+}
+
+/// One actor of a [`SupervisionView`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SupervisionNode {
+    /// Its id in its system (`ActorId::as_u64`).
+    pub id: u64,
+    /// Its type name.
+    pub actor: String,
+    /// Its name, if it has one.
+    pub name: Option<String>,
+    /// What it is doing.
+    pub status: ActorState,
+    /// Times its supervisor restarted it.
+    pub restarts: u64,
+    /// The children listed (supervisors first, then by id).
+    pub children: Vec<SupervisionNode>,
+    /// Actors under it not listed: unlisted children and everything under them.
+    pub collapsed: usize,
+}
+
+/// What an actor of the supervision tree is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActorState {
+    /// Alive and taking messages.
+    Running,
+    /// Failed; waiting for its supervisor to restart it.
+    Restarting,
+    /// A stop was requested; it stops after its current message.
+    Stopping,
 }
 
 /// One actor (or the unnamed actors of one type) and its load.

@@ -2,7 +2,9 @@
 //! over a plain socket (members, a named actor, a restart, a killed node lost), then
 //! the page in a real headless chromium (Debian's `chromium` and `chromium-driver`)
 //! against a three-node cluster: the nodes and a named actor appear, the message rate
-//! rises once load starts, a killed node is shown as lost.
+//! rises once load starts, a killed node is shown as lost, and the supervision tree
+//! and deepest-mailbox panels show a known supervisor (a child restarted twice) and a
+//! known backlog. Two nodes of two systems in one process each show their own actors.
 //!
 //! `cargo test -p odeon-remote --features observe --test dashboard`. Without chromium
 //! the browser test says so and passes, unless `ODEON_REQUIRE_BROWSER` is set (CI
@@ -52,6 +54,50 @@ impl Handler<Crash> for Fragile {
 }
 impl Handler<Sell> for Fragile {
     fn handle(&mut self, _: Sell, _: &mut Context<Self>) {}
+}
+
+/// Holds its actor's thread (a blocking actor: its own thread, not a worker) until
+/// released, after telling the test it started.
+struct Stuck;
+impl Actor for Stuck {}
+struct Hold(std::sync::mpsc::Sender<()>, std::sync::mpsc::Receiver<()>);
+impl Message for Hold {
+    type Reply = ();
+}
+impl Handler<Hold> for Stuck {
+    fn handle(&mut self, h: Hold, _: &mut Context<Self>) {
+        let _ = h.0.send(());
+        let _ = h.1.recv_timeout(HANG_GUARD);
+    }
+}
+impl Handler<Sell> for Stuck {
+    fn handle(&mut self, _: Sell, _: &mut Context<Self>) {}
+}
+
+/// What the tree and mailbox panels must show: a supervisor of three named
+/// `Fragile` children, `seller-2` restarted twice, and `backlog` with 50 messages
+/// waiting behind one it is stuck in. Returns the supervisor's id and what releases
+/// `backlog`.
+fn tree_and_backlog(system: &System) -> (odeon::ActorId, std::sync::mpsc::Sender<()>) {
+    let spec = odeon::SupervisorSpec::new(odeon::Strategy::OneForOne)
+        .max_restarts(10, Duration::from_secs(60));
+    let (sup, kids) = system.supervise(spec, |c| {
+        ["seller-1", "seller-2", "seller-3"]
+            .map(|n| c.spawn_with(Fragile::default, SpawnOptions::new().name(n)))
+    });
+    for _ in 0..2 {
+        kids[1].tell(Crash).unwrap();
+        system.block_on(kids[1].ask(Sell)).unwrap();
+    }
+    let backlog = system.spawn_with(Stuck, SpawnOptions::new().name("backlog").blocking());
+    let (started, wait_started) = std::sync::mpsc::channel();
+    let (release, wait) = std::sync::mpsc::channel();
+    backlog.tell(Hold(started, wait)).unwrap();
+    wait_started.recv_timeout(HANG_GUARD).unwrap();
+    for _ in 0..50 {
+        backlog.tell(Sell).unwrap();
+    }
+    (sup.id(), release)
 }
 
 /// Three nodes of one system: `a` serves the dashboard, `b` and `c` joined through it.
@@ -117,7 +163,7 @@ fn snapshot_and_event_stream_show_the_cluster_a_named_actor_a_restart_and_a_loss
     let system = System::builder().observe(true).build();
     let [a, b, c] = cluster(&system);
     let http = a.metrics_http_addr().unwrap();
-    // Not `NAME`: the counts are process-wide, and the other test sells too.
+    // Not `NAME`, the browser test's (each test has a system of its own).
     let office = system.spawn_with(Office, SpawnOptions::new().name("box-office"));
     for _ in 0..9 {
         office.tell(Sell).unwrap();
@@ -211,13 +257,111 @@ fn snapshot_and_event_stream_show_the_cluster_a_named_actor_a_restart_and_a_loss
     assert!(system.shutdown());
 }
 
+#[test]
+fn snapshot_shows_the_tree_the_deepest_mailbox_and_only_its_own_systems_actors() {
+    // Two nodes of two systems in one process.
+    let one = System::builder().observe(true).build();
+    let two = System::builder().observe(true).build();
+    let start = |system: &System, name: &str| {
+        system
+            .block_on(
+                Node::builder(name)
+                    .secret(Secret::new("the dashboard test secret").unwrap())
+                    .metrics_http("127.0.0.1:0".parse().unwrap())
+                    .start(&system.handle()),
+            )
+            .unwrap()
+    };
+    let (n1, n2) = (start(&one, "one"), start(&two, "two"));
+    let (sup, release) = tree_and_backlog(&one);
+    let usher = two.spawn_with(Office, SpawnOptions::new().name("usher"));
+    two.block_on(usher.ask(Sell)).unwrap();
+
+    let s1 = until("the tree and the backlog in node one's snapshot", || {
+        let s = snapshot(n1.metrics_http_addr().unwrap());
+        let a = s.actors.as_ref()?;
+        let deep = a.deepest_mailboxes.first()?;
+        let tree = a.supervision.as_ref()?;
+        let sup_node = tree.roots.iter().find(|r| r.id == sup.as_u64())?;
+        (deep.depth == 50 && sup_node.children.len() == 3).then_some(s)
+    });
+    let a = s1.actors.as_ref().unwrap();
+    let deep = &a.deepest_mailboxes[0];
+    assert_eq!(deep.name.as_deref(), Some("backlog"));
+    assert!(deep.actor.ends_with("Stuck"), "{deep:?}");
+    let tree = a.supervision.as_ref().unwrap();
+    assert_eq!(tree.bound, odeon_remote::dashboard::TREE_NODES);
+    assert_eq!(
+        tree.roots[0].id,
+        sup.as_u64(),
+        "supervisors first: {tree:?}"
+    );
+    assert!(tree.roots[0].actor.ends_with("Supervisor"));
+    let kids: Vec<_> = tree.roots[0]
+        .children
+        .iter()
+        .map(|c| (c.name.clone().unwrap_or_default(), c.restarts))
+        .collect();
+    assert_eq!(
+        kids,
+        [
+            ("seller-1".to_owned(), 0),
+            ("seller-2".to_owned(), 2),
+            ("seller-3".to_owned(), 0)
+        ]
+    );
+    assert!(
+        tree.roots[0]
+            .children
+            .iter()
+            .all(|c| c.status == odeon_remote::dashboard::ActorState::Running)
+    );
+    // Node one shows system one's actors only, node two system two's.
+    let names = |s: &Snapshot| -> Vec<String> {
+        s.actors
+            .iter()
+            .flat_map(|a| &a.busiest)
+            .filter_map(|l| l.name.clone())
+            .collect()
+    };
+    assert!(!names(&s1).contains(&"usher".to_owned()), "{s1:?}");
+    assert!(names(&s1).contains(&"seller-2".to_owned()), "{s1:?}");
+    let s2 = until("usher in node two's snapshot", || {
+        let s = snapshot(n2.metrics_http_addr().unwrap());
+        names(&s).contains(&"usher".to_owned()).then_some(s)
+    });
+    assert!(
+        !names(&s2).iter().any(|n| n.starts_with("seller")),
+        "{s2:?}"
+    );
+    let tree2 = s2.actors.as_ref().unwrap().supervision.as_ref().unwrap();
+    assert!(
+        tree2
+            .roots
+            .iter()
+            .all(|r| r.name.as_deref() != Some("backlog") && r.id != sup.as_u64()),
+        "{tree2:?}"
+    );
+    assert_eq!(s2.actors.as_ref().unwrap().restarts, 0);
+
+    release.send(()).unwrap();
+    drop((n1, n2));
+    assert!(one.shutdown());
+    assert!(two.shutdown());
+}
+
 /// What the page shows, read from its DOM.
 fn page_state(browser: &webdriver::Browser) -> Value {
     browser.eval(
         r##"const rows = [...document.querySelectorAll("#members tr")]
              .map((r) => ({ text: r.innerText, health: r.dataset.health }));
            const actors = [...document.querySelectorAll("#busiest tr")].map((r) => r.innerText);
-           return { rows, actors, rate: document.getElementById("rate").textContent,
+           const deepest = [...document.querySelectorAll("#deepest tr")].map((r) => r.innerText);
+           const tree = [...document.querySelectorAll("#tree .node")].map((n) => ({
+             id: n.dataset.actorId, name: n.dataset.name || null,
+             restarts: Number(n.dataset.restarts),
+             parent: n.parentElement.closest(".node")?.dataset.actorId || null }));
+           return { rows, actors, deepest, tree, rate: document.getElementById("rate").textContent,
                     events: document.getElementById("events").innerText };"##,
     )
 }
@@ -262,8 +406,9 @@ fn the_page_in_headless_chromium_shows_nodes_actor_rate_and_a_lost_node() {
     let http = a.metrics_http_addr().unwrap();
     let office = system.spawn_with(Office, SpawnOptions::new().name(NAME));
     system.block_on(office.ask(Sell)).unwrap();
+    let (sup, release) = tree_and_backlog(&system);
 
-    let browser = webdriver::Browser::start(&chromium, &driver, 1000, 720);
+    let browser = webdriver::Browser::start(&chromium, &driver, 1000, 1000);
     browser.goto(&format!("http://{http}/"));
 
     // The three nodes alive and the named actor, as the page shows them.
@@ -279,6 +424,30 @@ fn the_page_in_headless_chromium_shows_nodes_actor_rate_and_a_lost_node() {
         (nodes && office).then_some(s)
     });
     let before = rate(&state);
+
+    // The supervision tree and the deepest mailboxes, as the page shows them.
+    let state = until("the tree and the backlog on the page", || {
+        let s = page_state(&browser);
+        let first = s["deepest"].as_array()?.first()?.as_str()?.to_owned();
+        let seller = s["tree"]
+            .as_array()?
+            .iter()
+            .find(|n| n["name"] == "seller-2")?
+            .clone();
+        (first.contains("backlog") && first.contains("50")).then_some((s, seller))
+    });
+    let (state, seller) = state;
+    // The page keeps ids in `data-` attributes: strings.
+    let sup_id = sup.as_u64().to_string();
+    assert_eq!(seller["restarts"], 2, "{state}");
+    assert_eq!(seller["parent"], sup_id.as_str(), "{state}");
+    let siblings = state["tree"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["parent"] == sup_id.as_str())
+        .count();
+    assert_eq!(siblings, 3, "{state}");
 
     // Load: the office's rate rises on the page.
     let stop = Arc::new(AtomicBool::new(false));
@@ -327,6 +496,7 @@ fn the_page_in_headless_chromium_shows_nodes_actor_rate_and_a_lost_node() {
     }
     stop.store(true, Ordering::Relaxed);
     load.join().unwrap();
+    release.send(()).unwrap();
     drop(browser);
     drop((a, b));
     assert!(system.shutdown());

@@ -130,6 +130,10 @@ impl<A: Actor> Cell<A> {
         #[cfg(feature = "observe")]
         if self.shared.config.observe {
             crate::observe::stopped(std::any::type_name::<A>(), &reason);
+            if let Some(live) = self.shared.live.as_ref() {
+                let handled = self.obs.handled.load(Ordering::Relaxed);
+                live.stopped(self.id, std::any::type_name::<A>(), handled);
+            }
         }
         let (watchers, links) = {
             let mut ctl = self.ctl.lock();
@@ -237,6 +241,10 @@ impl<A: Actor> Cell<A> {
         // SAFETY: as above.
         let life = unsafe { self.life() };
         life.phase = Phase::Failed;
+        #[cfg(feature = "observe")]
+        if let Some(live) = self.shared.live.as_ref() {
+            live.failed(self.id);
+        }
         if let Some(sup) = life.supervision.as_ref() {
             sup.child_failed(me, reason.clone());
         }
@@ -279,6 +287,9 @@ impl<A: Actor> Cell<A> {
         #[cfg(feature = "observe")]
         if self.shared.config.observe {
             crate::observe::restarted(std::any::type_name::<A>());
+            if let Some(live) = self.shared.live.as_ref() {
+                live.restarted(self.id, std::any::type_name::<A>());
+            }
         }
         state.started(cx);
         // `on_start` runs on the turn's check after this signal (`cell/start.rs`).

@@ -28,6 +28,7 @@ impl<A: Actor> Cell<A> {
         vtable: &'static NodeVTable<A>,
     ) -> bool {
         let actor = std::any::type_name::<A>();
+        self.obs.count_handled();
         // Only user messages have a sender that counted them and may have traced them.
         let parent = if vtable.kind == Kind::User {
             let (depth, parent) = self.obs.taking(node.as_ptr() as usize);
@@ -74,7 +75,17 @@ impl<A: Actor> Cell<A> {
 
 impl<A: Actor> Cell<A> {
     /// A user message node is about to enter the mailbox (observing systems only).
-    pub(super) fn observe_send(&self, node: NonNull<Header<A>>) {
+    pub(crate) fn observe_send(&self, node: NonNull<Header<A>>) {
         self.obs.sending(node.as_ptr() as usize);
+    }
+}
+
+impl<A: Actor> crate::observe::Probe for Cell<A> {
+    fn obs(&self) -> &crate::observe::CellObs {
+        &self.obs
+    }
+
+    fn stopping(&self) -> bool {
+        self.stop_requested()
     }
 }

@@ -141,6 +141,13 @@ pub(crate) fn spawn<A: Actor>(
             name: opts.name.map(String::into_boxed_str),
         })
     });
+    // Read before `supervision` moves into the cell; only by an observing system.
+    #[cfg(feature = "observe")]
+    let supervisor = if shared.config.observe {
+        supervision.as_ref().map(|s| s.supervisor_id())
+    } else {
+        None
+    };
     let cell = new_cell(shared, actor, extras, supervision, Phase::New);
     if opts.keep_alive {
         // SAFETY: nothing has scheduled the cell yet, so no turn can run meanwhile:
@@ -153,6 +160,16 @@ pub(crate) fn spawn<A: Actor>(
     #[cfg(feature = "observe")]
     if shared.config.observe {
         crate::observe::spawned(std::any::type_name::<A>());
+        if let Some(live) = shared.live.as_ref() {
+            let probe: std::sync::Weak<dyn crate::observe::Probe> = Arc::downgrade(&cell) as _;
+            live.spawned(
+                cell.id(),
+                std::any::type_name::<A>(),
+                cell.name(),
+                supervisor,
+                probe,
+            );
+        }
     }
     if shared.is_shutting_down() {
         stop_unstarted(&cell);

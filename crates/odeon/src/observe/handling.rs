@@ -26,7 +26,7 @@ use super::trace::{Enter, Hex64, Hex128};
 // most of what a handled message costs beyond the handler once the metrics are cached.
 use quanta::Instant;
 
-use super::{HANDLER_SECONDS, MAILBOX_DEPTH, MESSAGES_HANDLED, TraceContext, Traced, tally};
+use super::{HANDLER_SECONDS, MAILBOX_DEPTH, MESSAGES_HANDLED, TraceContext, Traced};
 
 /// What the `metrics` macros of `observe/mod.rs` pass: same target, level and module.
 static METADATA: Metadata<'static> =
@@ -140,11 +140,9 @@ impl Handling {
         // No subscriber listens at INFO: skip the field recording (formatting nothing,
         // but still a call per field).
         let listened = !span.is_disabled();
-        if listened && let Some(name) = name {
+        // No let-chain: the crate's MSRV is 1.85.
+        if let (true, Some(name)) = (listened, name) {
             span.record("name", name);
-        }
-        if tally::on() {
-            tally::handled(actor, name);
         }
         // Only a message that carried a context continues (and propagates) a trace: an
         // untraced message costs no id, and what its handler sends carries nothing.

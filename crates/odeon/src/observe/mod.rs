@@ -69,14 +69,20 @@
 //! ```
 
 mod handling;
+mod live;
 mod tally;
 mod trace;
+mod tree;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 pub(crate) use handling::{Handling, TurnObs};
 
-pub use tally::{TypeTally, actor_tallies, actor_tally_enabled, enable_actor_tally};
+pub use live::{ActorStatus, MailboxDepth, SupervisionTree, TreeNode};
+pub(crate) use live::{Live, Probe};
+pub use tally::{
+    TypeTally, actor_tallies, actor_tally_enabled, enable_actor_tally, system_tallies,
+};
 
 pub use trace::{TraceContext, deliver_as};
 
@@ -145,6 +151,89 @@ pub fn is_on() -> bool {
     process_on()
 }
 
+/// Whether `system` was built with `observe(true)` (so it keeps the live table that
+/// [`system_tallies`], [`deepest_mailboxes`] and [`supervision_tree`] read).
+///
+/// ```
+/// let on = odeon::System::builder().observe(true).build();
+/// let off = odeon::System::new();
+/// assert!(odeon::observe::observing(&on.handle()));
+/// assert!(!odeon::observe::observing(&off.handle()));
+/// ```
+pub fn observing(system: &crate::SystemHandle) -> bool {
+    system.shared.live.is_some()
+}
+
+/// The `n` actors of `system` with the most user messages waiting, deepest first
+/// (ties by id), leaving out empty mailboxes: the same sent and taken counts as
+/// [`MAILBOX_DEPTH`], read at the call. Empty unless the system was built with `observe(true)`. Costs a pass over
+/// the system's live actors (one lock of its table, two relaxed loads per actor).
+///
+/// ```
+/// use odeon::{Actor, Context, Handler, Message, SpawnOptions, System, observe};
+///
+/// struct Slow;
+/// impl Actor for Slow {}
+/// struct Block(std::sync::mpsc::Receiver<()>);
+/// impl Message for Block { type Reply = (); }
+/// impl Handler<Block> for Slow {
+///     fn handle(&mut self, b: Block, _: &mut Context<Self>) { let _ = b.0.recv(); }
+/// }
+/// struct Job;
+/// impl Message for Job { type Reply = (); }
+/// impl Handler<Job> for Slow {
+///     fn handle(&mut self, _: Job, _: &mut Context<Self>) {}
+/// }
+///
+/// let system = System::builder().observe(true).build();
+/// let slow = system.spawn_with(Slow, SpawnOptions::new().name("slow"));
+/// let (release, wait) = std::sync::mpsc::channel();
+/// slow.tell(Block(wait)).unwrap();
+/// for _ in 0..5 {
+///     slow.tell(Job).unwrap();
+/// }
+/// // The Block may still be queued: 5 or 6 messages are waiting.
+/// let deepest = observe::deepest_mailboxes(&system.handle(), 3);
+/// assert_eq!(deepest[0].name.as_deref(), Some("slow"));
+/// assert!(deepest[0].depth >= 5);
+/// release.send(()).unwrap();
+/// ```
+pub fn deepest_mailboxes(system: &crate::SystemHandle, n: usize) -> Vec<MailboxDepth> {
+    match system.shared.live.as_ref() {
+        Some(live) => live.deepest(n),
+        None => Vec::new(),
+    }
+}
+
+/// The supervision tree of `system`, bounded to `max_nodes` listed actors: every
+/// actor with no supervisor is a root (top-level supervisors first), each
+/// supervisor lists the children it supervises. Filled breadth first, so the bound
+/// keeps the top levels; what does not fit is counted in `collapsed`. Empty unless
+/// the system was built with `observe(true)`. Costs a pass over the system's live
+/// actors and a sort.
+///
+/// ```
+/// use odeon::{Actor, Strategy, SupervisorSpec, System, observe};
+///
+/// struct Worker;
+/// impl Actor for Worker {}
+///
+/// let system = System::builder().observe(true).build();
+/// let (sup, _kids) = system.supervise(SupervisorSpec::new(Strategy::OneForOne), |c| {
+///     (c.spawn(|| Worker), c.spawn(|| Worker))
+/// });
+/// let tree = observe::supervision_tree(&system.handle(), 100);
+/// let root = tree.roots.iter().find(|n| n.id == sup.id()).unwrap();
+/// assert_eq!(root.children.len(), 2);
+/// assert!(root.children.iter().all(|c| c.actor.ends_with("Worker")));
+/// ```
+pub fn supervision_tree(system: &crate::SystemHandle, max_nodes: usize) -> SupervisionTree {
+    match system.shared.live.as_ref() {
+        Some(live) => live.tree(max_nodes),
+        None => SupervisionTree::default(),
+    }
+}
+
 /// What an observed cell counts beside its mailbox (a field of every cell when the
 /// feature is compiled in; touched only when the system observes).
 #[derive(Default)]
@@ -153,6 +242,9 @@ pub(crate) struct CellObs {
     sent: AtomicU64,
     /// User messages taken for handling (written by the actor's turn only).
     taken: AtomicU64,
+    /// Messages handled (user messages and notices; written by the turn only), for
+    /// the live table's per-actor counts (`live.rs`).
+    pub(crate) handled: AtomicU64,
     /// Entries in `traces`: lets a delivery skip the lock when no message is traced.
     traced: AtomicUsize,
     /// The trace context of queued messages, by node address (removed on delivery),
@@ -180,7 +272,34 @@ impl CellObs {
             if self.traces.lock().insert(node, traced).is_none() {
                 self.traced.fetch_add(1, Ordering::Release);
             }
+        } else if self.traced.load(Ordering::Acquire) != 0 {
+            // An untraced message at the address of a traced one that was discarded,
+            // not handled (its entry was never taken): the stale entry would make this
+            // message continue that trace. Only looked for while some entry exists.
+            self.forget(node);
         }
+    }
+
+    /// Drops the entry of the message at `node`, if any.
+    #[cold]
+    fn forget(&self, node: usize) {
+        if self.traces.lock().remove(&node).is_some() {
+            self.traced.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A message was handled (turn only).
+    #[inline]
+    pub(crate) fn count_handled(&self) {
+        let n = self.handled.load(Ordering::Relaxed);
+        self.handled.store(n + 1, Ordering::Relaxed);
+    }
+
+    /// User messages sent and not yet taken for handling, read from any thread
+    /// (relaxed: a live view's figure, not a synchronisation).
+    pub(crate) fn depth(&self) -> u64 {
+        let taken = self.taken.load(Ordering::Relaxed);
+        self.sent.load(Ordering::Relaxed).saturating_sub(taken)
     }
 
     /// A user message node is taken for handling: returns the depth behind it (for
@@ -220,9 +339,6 @@ impl std::fmt::Debug for CellObs {
 pub(crate) fn spawned(actor: &'static str) {
     metrics::counter!(ACTORS_SPAWNED, "actor" => actor).increment(1);
     metrics::gauge!(ACTORS_ALIVE, "actor" => actor).increment(1.0);
-    if tally::on() {
-        tally::alive(actor, 1);
-    }
 }
 
 #[cold]
@@ -239,18 +355,12 @@ pub(crate) fn stopped(actor: &'static str, reason: &crate::StopReason) {
     };
     metrics::counter!(ACTORS_STOPPED, "actor" => actor, "reason" => reason).increment(1);
     metrics::gauge!(ACTORS_ALIVE, "actor" => actor).decrement(1.0);
-    if tally::on() {
-        tally::alive(actor, -1);
-    }
 }
 
 #[cold]
 #[inline(never)]
 pub(crate) fn restarted(actor: &'static str) {
     metrics::counter!(RESTARTS, "actor" => actor).increment(1);
-    if tally::on() {
-        tally::restarted(actor);
-    }
 }
 
 #[cold]
@@ -271,4 +381,36 @@ pub(crate) fn count(name: &'static str) {
 pub(crate) fn throttled(active: usize) {
     metrics::counter!(THROTTLE_DECISIONS).increment(1);
     metrics::gauge!(ACTIVE_WORKERS).set(active as f64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CellObs, TraceContext};
+
+    #[test]
+    fn a_discarded_traced_message_leaves_no_context_for_the_next_at_its_address() {
+        let obs = CellObs::default();
+        let addr = 0x1000;
+        // A traced message is queued, then discarded without being taken (a stop, a
+        // failed move): its entry stays.
+        TraceContext::new_root().in_scope(|| obs.sending(addr));
+        // The allocator hands the same block to an untraced message.
+        obs.sending(addr);
+        let (_, traced) = obs.taking(addr);
+        assert!(
+            traced.is_none(),
+            "the untraced message continued a stale trace"
+        );
+        assert_eq!(obs.traces.lock().len(), 0);
+
+        // A traced message at the address replaces the stale entry (counted once).
+        let first = TraceContext::new_root();
+        let second = TraceContext::new_root();
+        first.in_scope(|| obs.sending(addr));
+        second.in_scope(|| obs.sending(addr));
+        let (_, traced) = obs.taking(addr);
+        let traced = traced.expect("the second message is traced");
+        assert_eq!(traced.parent.trace_id, second.trace_id);
+        assert_eq!(obs.traced.load(std::sync::atomic::Ordering::Relaxed), 0);
+    }
 }

@@ -1,36 +1,44 @@
 //! Per-actor counts for a live view (a node's dashboard): messages handled by actor
 //! type and name, actors alive and restarts by type.
 //!
-//! A second switch beside the system's `observe` flag, off until a reader asks for
-//! it ([`enable_actor_tally`]; `odeon-remote`'s dashboard does when its HTTP endpoint
-//! starts): with it off, the hooks below cost one relaxed load inside the already-cold
-//! observed paths. With it on, each handled message takes one uncontended-in-practice
-//! lock and one or two hash lookups (no allocation once a name was seen).
-//!
-//! Process-wide, like the facade: every system of the process with `observe(true)`
-//! counts into the same table.
+//! Every system built with `observe(true)` counts in its own live table
+//! (`live.rs`): [`actor_tallies`] sums every such system of the process, and
+//! [`system_tallies`] reads one. A handled message costs one relaxed counter
+//! increment in its own cell; a spawn, stop or restart one lock of its system's table.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use parking_lot::Mutex;
+use super::live::Live;
+use crate::SystemHandle;
 
 static ON: AtomicBool = AtomicBool::new(false);
 
+/// Counts of one actor type.
 #[derive(Default)]
-struct ByType {
+pub(crate) struct ByType {
     /// Messages handled by the actors of this type that have no name.
-    unnamed: u64,
+    pub(crate) unnamed: u64,
     /// Messages handled by named actors of this type, by name.
-    named: HashMap<Box<str>, u64>,
-    alive: i64,
-    restarts: u64,
+    pub(crate) named: HashMap<Box<str>, u64>,
+    pub(crate) alive: i64,
+    pub(crate) restarts: u64,
 }
 
-static TABLE: Mutex<Option<HashMap<&'static str, ByType>>> = Mutex::new(None);
+impl ByType {
+    pub(crate) fn add(&mut self, other: &ByType) {
+        self.unnamed += other.unnamed;
+        for (n, c) in &other.named {
+            *self.named.entry(n.clone()).or_default() += c;
+        }
+        self.alive += other.alive;
+        self.restarts += other.restarts;
+    }
+}
 
-/// Starts counting per actor (see [`actor_tallies`]); idempotent. Counting needs the
-/// system's `observe(true)` as well: the hooks live in its observed paths.
+/// Kept for compatibility: counting no longer needs a switch (an observing system
+/// always counts, at the cost of one relaxed increment per handled message in the
+/// actor's own cell). Records that a reader asked, nothing more; idempotent.
 pub fn enable_actor_tally() {
     ON.store(true, Ordering::Relaxed);
 }
@@ -45,20 +53,21 @@ pub fn actor_tally_enabled() -> bool {
 pub struct TypeTally {
     /// The actor type's name (`std::any::type_name`).
     pub actor: &'static str,
-    /// Messages handled since counting began by the type's actors without a name.
+    /// Messages handled since the system was built by the type's actors without a name.
     pub unnamed_handled: u64,
-    /// Messages handled since counting began by the type's named actors, by name,
+    /// Messages handled since the system was built by the type's named actors, by name,
     /// ordered by name.
     pub named_handled: Vec<(String, u64)>,
-    /// Actors of the type spawned minus stopped since counting began (negative if
-    /// actors spawned before it stopped since).
+    /// Actors of the type spawned minus stopped (actors that moved in with a
+    /// migration are not counted as spawned).
     pub alive: i64,
-    /// Restarts by a supervisor since counting began.
+    /// Restarts by a supervisor since the system was built.
     pub restarts: u64,
 }
 
-/// The counts so far, one entry per actor type seen, ordered by type name. Empty
-/// unless [`enable_actor_tally`] was called and a system runs with `observe(true)`.
+/// The counts so far of every system of the process built with `observe(true)`,
+/// summed, one entry per actor type seen, ordered by type name; counted since each
+/// system was built. [`system_tallies`] gives one system's.
 ///
 /// ```
 /// use odeon::{Actor, Context, Handler, Message, SpawnOptions, System, observe};
@@ -73,7 +82,6 @@ pub struct TypeTally {
 ///     fn handle(&mut self, _: Job, _: &mut Context<Self>) {}
 /// }
 ///
-/// observe::enable_actor_tally();
 /// let system = System::builder().observe(true).build();
 /// let w = system.spawn_with(Worker, SpawnOptions::new().name("w1"));
 /// system.block_on(w.ask(Job)).unwrap();
@@ -83,58 +91,39 @@ pub struct TypeTally {
 /// assert_eq!(worker.alive, 1);
 /// ```
 pub fn actor_tallies() -> Vec<TypeTally> {
-    let table = TABLE.lock();
-    let Some(table) = table.as_ref() else {
-        return Vec::new();
-    };
-    let mut out: Vec<TypeTally> = table
-        .iter()
-        .map(|(actor, t)| {
-            let mut named: Vec<(String, u64)> =
-                t.named.iter().map(|(n, c)| (n.to_string(), *c)).collect();
-            named.sort();
-            TypeTally {
-                actor,
-                unnamed_handled: t.unnamed,
-                named_handled: named,
-                alive: t.alive,
-                restarts: t.restarts,
-            }
-        })
-        .collect();
-    out.sort_by(|a, b| a.actor.cmp(b.actor));
-    out
+    let mut types = HashMap::new();
+    for live in Live::all() {
+        live.tally_into(&mut types);
+    }
+    TypeTally::from_types(types)
 }
 
-#[inline]
-pub(super) fn on() -> bool {
-    ON.load(Ordering::Relaxed)
-}
-
-fn with(actor: &'static str, f: impl FnOnce(&mut ByType)) {
-    let mut table = TABLE.lock();
-    f(table
-        .get_or_insert_with(HashMap::new)
-        .entry(actor)
-        .or_default());
-}
-
-pub(super) fn handled(actor: &'static str, name: Option<&str>) {
-    with(actor, |t| match name {
-        None => t.unnamed += 1,
-        Some(n) => match t.named.get_mut(n) {
-            Some(c) => *c += 1,
-            None => {
-                t.named.insert(n.into(), 1);
-            }
-        },
-    });
-}
-
-pub(super) fn alive(actor: &'static str, delta: i64) {
-    with(actor, |t| t.alive += delta);
-}
-
-pub(super) fn restarted(actor: &'static str) {
-    with(actor, |t| t.restarts += 1);
+/// The counts of one system, as [`actor_tallies`] gives them for the process: empty
+/// unless the system was built with `observe(true)`. Several systems in one process
+/// (several nodes) each count their own actors.
+///
+/// ```
+/// use odeon::{Actor, System, observe};
+///
+/// struct A;
+/// impl Actor for A {}
+/// struct B;
+/// impl Actor for B {}
+///
+/// let one = System::builder().observe(true).build();
+/// let two = System::builder().observe(true).build();
+/// let _a = one.spawn(A);
+/// let _b = two.spawn(B);
+/// let types = |s: &System| -> Vec<&str> {
+///     observe::system_tallies(&s.handle()).iter().map(|t| t.actor).collect()
+/// };
+/// assert!(types(&one).iter().all(|t| t.ends_with("::A")));
+/// assert!(types(&two).iter().all(|t| t.ends_with("::B")));
+/// ```
+pub fn system_tallies(system: &SystemHandle) -> Vec<TypeTally> {
+    let mut types = HashMap::new();
+    if let Some(live) = system.shared.live.as_ref() {
+        live.tally_into(&mut types);
+    }
+    TypeTally::from_types(types)
 }

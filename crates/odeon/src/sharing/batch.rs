@@ -203,6 +203,22 @@ fn send_nodes<A: Actor>(cell: &Cell<A>, mut nodes: Nodes<A>) -> Result<(), Batch
             Err(tokio::sync::TryAcquireError::Closed) => return Err(BatchError::Stopped),
         }
     }
+    // An observing system counts each message as sent (mailbox depth) and notes the
+    // trace context current now, as a `tell` does: only at the push, so that a batch
+    // dropped unsent leaves nothing behind in the actor's trace table.
+    #[cfg(feature = "observe")]
+    if cell.shared().config.observe {
+        let mut observed = Chain::new();
+        while let Some(link) = nodes.chain.pop_front() {
+            // SAFETY: every link in the chain is a live node of actor type `A`, owned
+            // by this batch and in no queue (`Nodes::push`).
+            let node = unsafe { Header::<A>::from_link(link) };
+            cell.observe_send(node);
+            // SAFETY: as above; it moves from one chain of the batch to the other.
+            unsafe { observed.push_back(link) };
+        }
+        nodes.chain = observed;
+    }
     // The chain leaves `nodes` (whose drop then has nothing to discard).
     let chain = std::mem::replace(&mut nodes.chain, Chain::new());
     cell.push_chain(chain);

@@ -34,6 +34,12 @@ impl<A: Actor> Supervised<A> {
         self.restart.restarts_after(reason) && !self.supervisor_stopping()
     }
 
+    /// The supervisor's id (for the live table of an observing system).
+    #[cfg(feature = "observe")]
+    pub(crate) fn supervisor_id(&self) -> ActorId {
+        self.supervisor.id()
+    }
+
     /// Whether the supervisor was told to stop (or has stopped). Its `stopping` hook
     /// stops this child then, so a restart now would be one after the stop.
     pub(crate) fn supervisor_stopping(&self) -> bool {

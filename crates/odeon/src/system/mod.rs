@@ -43,6 +43,9 @@ pub(crate) struct Shared {
     shutting_down: AtomicBool,
     /// Names of actors (`registry/`).
     pub(crate) registry: crate::registry::Registry,
+    /// The live table of an observing system (`observe/live.rs`); `None` otherwise.
+    #[cfg(feature = "observe")]
+    pub(crate) live: Option<Arc<crate::observe::Live>>,
 }
 
 /// Children of an actor (or of the root), pruned of stopped ones as it grows.
@@ -274,6 +277,8 @@ impl System {
                 (Some(runtime), io)
             }
         };
+        #[cfg(feature = "observe")]
+        let live = crate::observe::Live::new(config.observe);
         let shared = Arc::new(Shared {
             sched: Scheduler::new(config.workers, config.max_spare_workers),
             io,
@@ -284,6 +289,8 @@ impl System {
             root: Mutex::new(ChildList::default()),
             shutting_down: AtomicBool::new(false),
             registry: crate::registry::Registry::default(),
+            #[cfg(feature = "observe")]
+            live,
         });
         Scheduler::start(&shared);
         Self::with_shared(shared, runtime)
@@ -297,6 +304,8 @@ impl System {
             .enable_all()
             .build()
             .expect("a current-thread runtime starts no thread");
+        #[cfg(feature = "observe")]
+        let live = crate::observe::Live::new(config.observe);
         let shared = Arc::new(Shared {
             deadlines: crate::refs::deadline::DeadlineWatch::new_virtual(sim.clock().clone()),
             sched: Scheduler::deterministic(sim),
@@ -305,6 +314,8 @@ impl System {
             root: Mutex::new(ChildList::default()),
             shutting_down: AtomicBool::new(false),
             registry: crate::registry::Registry::default(),
+            #[cfg(feature = "observe")]
+            live,
         });
         Self::with_shared(shared, Some(runtime))
     }
