@@ -66,7 +66,11 @@ pub enum MigrateRefusal {
         /// The actor type's wire name.
         actor_type: String,
     },
-    /// The target cannot be reached.
+    /// A node the move needed cannot be reached; the variant names **that node**.
+    /// Usually the target (unknown to this node, or declared lost); it is another
+    /// node when the target's own route to the actor ran through a node that was lost
+    /// while the target prepared (for example the actor's birth node). Either way the
+    /// actor was not moved and runs where it was, with nothing lost.
     #[error("{0} cannot be reached")]
     Unreachable(NodeId),
     /// The actor type is not mobile on the target.

@@ -117,8 +117,12 @@ pub(crate) struct ControlState {
     pub(crate) links: Mutex<BTreeSet<(NodeId, u64)>>,
     /// The host's own watch of its cell (its key), while hosting.
     pub(crate) armed: Mutex<Option<ActorId>>,
-    /// Controls waiting for the entry's lock (sent from under it, e.g. at commit).
-    pub(crate) deferred: Mutex<Vec<Control>>,
+    /// Controls waiting for the entry's lock (sent from under it, e.g. at commit),
+    /// each with its request id if it is an ask (a watch: `rewatch.rs`).
+    pub(crate) deferred: Mutex<Vec<(Control, Option<u64>)>>,
+    /// While this node hosts the actor, once it stopped: why, if the host watched its
+    /// cell (`arm`). A watch that reaches the host after the stop is told this.
+    pub(crate) ended: Mutex<Option<WireStopReason>>,
     /// Watchers and links shipped by an offer, until it commits: (move, both).
     pub(crate) incoming: Mutex<Option<(u64, Attached)>>,
     /// The epoch this node hosts the actor at (its `WatchAt` hop count).
@@ -159,7 +163,18 @@ impl NodeInner {
     /// entry's lock on this thread (a stub's callbacks run under it at commit): if it
     /// is taken, the item waits in `deferred` for whoever holds it or a task.
     pub(crate) fn mobile_control(self: &Arc<Self>, mobile: &Arc<Mobile>, control: Control) {
-        mobile.control.deferred.lock().push(control);
+        self.mobile_control_ask(mobile, control, None);
+    }
+
+    /// [`Self::mobile_control`], as an ask when `request` is given (its answer goes to
+    /// the node-level table `mobile_asks`, where the caller put a pending entry).
+    pub(crate) fn mobile_control_ask(
+        self: &Arc<Self>,
+        mobile: &Arc<Mobile>,
+        control: Control,
+        request: Option<u64>,
+    ) {
+        mobile.control.deferred.lock().push((control, request));
         if let Some(mut d) = mobile.state.try_lock() {
             self.drain_controls(mobile, &mut d);
             return;
@@ -176,8 +191,8 @@ impl NodeInner {
     /// Sends the deferred controls, in order (under the entry's lock).
     pub(crate) fn drain_controls(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver) {
         let items = std::mem::take(&mut *mobile.control.deferred.lock());
-        for control in items {
-            self.send_control(mobile, d, &control, None);
+        for (control, request) in items {
+            self.send_control(mobile, d, &control, request);
         }
     }
 
@@ -228,7 +243,11 @@ impl NodeInner {
             at: Binding::default(),
         };
         mobile.control.watches.lock().insert(key, record);
-        self.mobile_control(mobile, Control::Watch { key });
+        // An ask, so that the watcher is always told: attached (the host answers), the
+        // actor's end (a host whose actor stopped sends `Terminated`), or `NodeLost`
+        // (the item was dropped or failed back: no actor that way). `rewatch.rs`.
+        let request = self.await_watch(mobile, key, 0);
+        self.mobile_control_ask(mobile, Control::Watch { key }, Some(request));
     }
 
     /// `unwatch` from this node.
@@ -333,6 +352,36 @@ impl NodeInner {
                 });
             }
         }
+    }
+
+    /// A `Watch` item that reached the host after its actor stopped (no cell here):
+    /// the watcher is told the end at once, with the reason the host recorded (if it
+    /// watched its cell), else `Normal` (what a watch of a stopped non-mobile actor is
+    /// told), and the ask is answered. Returns whether `msg` was such a watch.
+    pub(crate) fn watch_of_stopped(
+        self: &Arc<Self>,
+        mobile: &Arc<Mobile>,
+        msg: &QueuedMessage,
+    ) -> bool {
+        let Ok(Control::Watch { key }) = postcard::from_bytes::<Control>(&msg.payload) else {
+            return false;
+        };
+        let reason = (mobile.control.ended.lock().clone()).unwrap_or(WireStopReason::Normal);
+        if msg.origin == self.me {
+            self.end_watch(mobile, key, stop_reason(reason));
+        } else if let Some(peer) = self.known_peer(&msg.origin) {
+            let _ = peer.send(&Traffic::Terminated {
+                id: mobile.wire.id,
+                key,
+                reason,
+            });
+        }
+        // After the `Terminated` on the same link: the watcher's answer finds the
+        // watch already ended.
+        if let Some((origin, request)) = &msg.reply {
+            self.mobile_reply_route(origin, *request)(Outcome::Ok(Vec::new().into()));
+        }
+        true
     }
 
     /// The epoch this node hosts the actor at: the hop count of its `WatchAt`s (a
@@ -486,6 +535,7 @@ impl NodeInner {
     /// The actor stopped here: every watcher learns it, once.
     fn host_terminated(self: &Arc<Self>, mobile: &Arc<Mobile>, reason: &StopReason) {
         mobile.control.armed.lock().take();
+        *mobile.control.ended.lock() = Some(wire_reason(reason));
         let watchers = std::mem::take(&mut *mobile.control.watchers.lock());
         mobile.control.links.lock().clear();
         let wire = wire_reason(reason);

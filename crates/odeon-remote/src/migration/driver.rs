@@ -306,6 +306,9 @@ impl NodeInner {
                 .map(|(origin, request)| self.mobile_reply_route(origin, *request))
         };
         let Some(local) = mobile.local() else {
+            if msg.message == CONTROL && self.watch_of_stopped(mobile, &msg) {
+                return;
+            }
             tracing::warn!(message = %msg.message, "a message for a mobile actor with no cell here");
             if let Some(route) = reply(&msg) {
                 route(Outcome::Failed(WireFailure::Stopped));

@@ -256,6 +256,19 @@ impl NodeInner {
                     outcome: Outcome::Failed(WireFailure::Stopped),
                 });
             }
+            // A forwarded ask (a watch, since watches are asks) must not vanish: its
+            // origin is told it failed, as `drop_item` does.
+            Traffic::Relay { msg, .. } if msg.reply.is_some() => {
+                tracing::warn!(peer = %peer.id, "forwarded mobile ask for no entry here");
+                if let Some((origin, request)) = msg.reply {
+                    let frame = super::entry::failed_reply(request);
+                    if origin == self.me {
+                        self.complete_mobile(request, Outcome::Failed(WireFailure::Stopped));
+                    } else if let Some(p) = self.known_peer(&origin) {
+                        let _ = p.send(&frame);
+                    }
+                }
+            }
             frame => {
                 tracing::warn!(peer = %peer.id, frame = ?frame, "mobility frame for no entry here");
             }

@@ -515,7 +515,7 @@ impl NodeBuilder {
             bound,
             inner,
             accepting: Mutex::new(Some(accepting)),
-            membership: Mutex::new(Some(membership)),
+            membership: Arc::new(Mutex::new(Some(membership))),
             watching,
             left: AtomicBool::new(false),
             metrics,
@@ -682,7 +682,9 @@ pub struct Node {
     pub(crate) inner: Arc<NodeInner>,
     bound: SocketAddr,
     accepting: Mutex<Option<tokio::task::JoinHandle<()>>>,
-    pub(super) membership: Mutex<Option<Membership>>,
+    /// Shared with the watches that withdraw a registered name when its actor stops
+    /// (`registry.rs`).
+    pub(super) membership: Arc<Mutex<Option<Membership>>>,
     watching: tokio::task::JoinHandle<()>,
     left: AtomicBool,
     metrics: Metrics,
