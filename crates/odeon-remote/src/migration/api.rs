@@ -97,9 +97,9 @@ pub enum MigrateRefusal {
     /// The target already uses the actor's export token for another actor.
     #[error("token clash on {0}")]
     TokenClash(NodeId),
-    /// The ref is to an actor on another node. Moves are asked of the node that hosts
-    /// the actor (from a ref there, or with `cx.migrate_to` in a handler): remote move
-    /// requests are not wired yet.
+    /// The ref is to an actor on another node and cannot carry a move request: it is
+    /// not a mobile actor's ref (a ref to a mobile actor, local or remote, sends the
+    /// request to wherever the actor runs).
     #[error("the actor does not run on this node")]
     NotHere,
     /// A later `cx.migrate_to` in the same message replaced this request.
@@ -229,8 +229,9 @@ impl Future for Migration {
 pub trait MigrateExt {
     /// Asks the actor to move to `to` between two messages (after every message sent
     /// to it before this call); resolves when the move committed, or why it did not.
-    /// The actor must run on the node of this ref's system (see
-    /// [`MigrateRefusal::NotHere`]).
+    /// Any ref to the actor will do: a remote ref, or a stale local ref on a node it
+    /// left, sends the request along the actor's route to wherever it runs, and the
+    /// outcome comes back from there.
     fn migrate_to(&self, to: &NodeId) -> Migration;
 }
 

@@ -25,7 +25,11 @@
 //!   `Terminated { id: birth id, key }` to each watcher node (or calls it, if local):
 //!   exactly once, since the callback is taken from the table. The host reports
 //!   itself with `WatchAt { confirmed: true, hops: epoch }` on receiving a watch and
-//!   on arrival; a watch bound to a node declared lost ends with `NodeLost`.
+//!   on arrival; a watch bound to a node declared lost ends with `NodeLost`. The
+//!   `Watch` item is an ask (`rewatch.rs`, `NodeInner::await_watch`): the host
+//!   answers it, a host whose actor stopped sends `Terminated` first
+//!   (`watch_of_stopped`), and a path that cannot take it fails it back, which ends
+//!   the watch with `NodeLost`: the watcher is always told.
 //! - **Links** are a watch each way (as for any remote actor: `Context::link`): the
 //!   linker watches the actor, and `Link`/`LinkFailed` make the actor stop with
 //!   `LinkFailed` when the linker fails. The host keeps (node, linker) in

@@ -1,4 +1,8 @@
-//! Watches re-bound after a node loss (design §3.5, §4; issue 14).
+//! Watches sent as asks, and re-bound after a node loss (design §3.5, §4; issue 14).
+//!
+//! Every `Watch` item is an ask ([`NodeInner::await_watch`]), the first one too: a
+//! path that cannot take it fails it back instead of dropping it, so the watcher is
+//! always told (attached, the actor's end, or `NodeLost`).
 //!
 //! A watch made on this node is bound to the nodes that may host the actor
 //! (`WatchRecord::at`), as `WatchAt` reports say. When
