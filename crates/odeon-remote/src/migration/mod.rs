@@ -192,6 +192,7 @@
 pub(crate) mod abort;
 pub(crate) mod api;
 pub(crate) mod binding;
+pub(crate) mod chunk;
 pub(crate) mod collect;
 pub(crate) mod control;
 pub(crate) mod driver;

@@ -460,6 +460,7 @@ impl NodeBuilder {
             mobile: Mutex::new(HashMap::new()),
             migrations: Mutex::new(HashMap::new()),
             mobile_asks: Mutex::new(HashMap::new()),
+            offers_incoming: Default::default(),
             migration_stats: Arc::default(),
             ask_bindings: Mutex::new(HashMap::new()),
             lost_nodes: Mutex::new(Default::default()),
