@@ -132,8 +132,9 @@ pub enum MigrateFailure {
     /// The node that had the actor was lost while the caller waited: outcome unknown.
     #[error("the source was lost; the outcome is unknown")]
     SourceLost,
-    /// The offer could not be put on the link (for example the state and mailbox are
-    /// larger than the link's `max_frame`); the actor resumed at once with nothing lost.
+    /// The offer could not be put on the link (for example its mailbox is larger than
+    /// the link's `max_frame`: a large state goes in chunks, the mailbox does not); the
+    /// actor resumed at once with nothing lost.
     #[error("the offer was not sent: {0}")]
     NotSent(String),
 }

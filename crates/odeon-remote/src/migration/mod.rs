@@ -66,8 +66,8 @@
 //!
 //! Not wired yet: names travelling with the actor (§3.8; a name stays on the node
 //! that registered it and goes when the actor stops, `node/registry.rs`) and
-//! chunking (an offer must fit in one frame). So parts of the module are still dead
-//! code.
+//! chunking of the mailbox (the state is chunked, `chunk.rs`; the rest of the offer
+//! must fit in one frame). So parts of the module are still dead code.
 //!
 //! The API is [`MigrateExt`](api::MigrateExt) and
 //! [`MigrateFromHandler`](api::MigrateFromHandler) (`api.rs`); a mobile type is
