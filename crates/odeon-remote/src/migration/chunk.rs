@@ -292,4 +292,56 @@ mod tests {
         }
         assert_eq!(joined, state);
     }
+
+    /// The target's side of a transfer cut short: a chunk missing (frames lost with a
+    /// failed link) drops the partial offer at once and prepares nothing; so does the
+    /// source's loss. (The source then resumes on the refusal or its timeout, as for
+    /// any move that does not happen: `tests/remote_mobility_faults.rs`.)
+    #[test]
+    fn a_missing_chunk_or_a_lost_source_drops_the_partial_offer_and_prepares_nothing() {
+        use std::time::{Duration, Instant};
+
+        use odeon::System;
+
+        use crate::{Node, Secret};
+
+        let secret = Secret::generate();
+        let systems: Vec<System> = (0..2).map(|_| System::new()).collect();
+        let start = |name: &str, system: &System, seed: Option<&Node>| {
+            let mut b = Node::builder(name).secret(secret.clone());
+            if let Some(s) = seed {
+                b = b.seed(s.listen_addr());
+            }
+            system
+                .block_on(b.start(&system.handle()))
+                .expect("node starts")
+        };
+        let a = start("chunk-a", &systems[0], None);
+        let b = start("chunk-b", &systems[1], Some(&a));
+        let t0 = Instant::now();
+        let peer = loop {
+            if let Some(p) = b.inner.known_peer(a.id()) {
+                break p;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(30), "b knows a");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let pending = || b.inner.offers_incoming.0.lock().len();
+        let (first, rest) = split(offer(vec![9; 3_000]), 1_000);
+        assert!(rest.len() > 2);
+        b.inner.offer_chunked(&peer, first.clone());
+        b.inner.receive_chunk(&peer, rest[0].clone());
+        assert_eq!(pending(), 1, "waiting for the other chunks");
+        // Chunk 1 was lost with a link: chunk 2 comes next.
+        b.inner.receive_chunk(&peer, rest[2].clone());
+        assert_eq!(pending(), 0, "the partial offer is dropped");
+        b.inner.receive_chunk(&peer, rest[1].clone());
+        assert_eq!(pending(), 0, "a late chunk starts nothing");
+        assert!(b.inner.mobile.lock().is_empty(), "nothing prepared");
+        // The source lost mid-transfer.
+        b.inner.offer_chunked(&peer, first);
+        assert_eq!(pending(), 1);
+        b.inner.offers_incoming.node_lost(a.id());
+        assert_eq!(pending(), 0);
+    }
 }
