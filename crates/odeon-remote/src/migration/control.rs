@@ -28,7 +28,7 @@
 //!   on arrival; a watch bound to a node declared lost ends with `NodeLost`. The
 //!   `Watch` item is an ask (`rewatch.rs`, `NodeInner::await_watch`): the host
 //!   answers it, a host whose actor stopped sends `Terminated` first
-//!   (`watch_of_stopped`), and a path that cannot take it fails it back, which ends
+//!   (`watch_of_stopped`, in `rewatch.rs`), and a path that cannot take it fails it back, which ends
 //!   the watch with `NodeLost`: the watcher is always told.
 //! - **Links** are a watch each way (as for any remote actor: `Context::link`): the
 //!   linker watches the actor, and `Link`/`LinkFailed` make the actor stop with
@@ -356,36 +356,6 @@ impl NodeInner {
                 });
             }
         }
-    }
-
-    /// A `Watch` item that reached the host after its actor stopped (no cell here):
-    /// the watcher is told the end at once, with the reason the host recorded (if it
-    /// watched its cell), else `Normal` (what a watch of a stopped non-mobile actor is
-    /// told), and the ask is answered. Returns whether `msg` was such a watch.
-    pub(crate) fn watch_of_stopped(
-        self: &Arc<Self>,
-        mobile: &Arc<Mobile>,
-        msg: &QueuedMessage,
-    ) -> bool {
-        let Ok(Control::Watch { key }) = postcard::from_bytes::<Control>(&msg.payload) else {
-            return false;
-        };
-        let reason = (mobile.control.ended.lock().clone()).unwrap_or(WireStopReason::Normal);
-        if msg.origin == self.me {
-            self.end_watch(mobile, key, stop_reason(reason));
-        } else if let Some(peer) = self.known_peer(&msg.origin) {
-            let _ = peer.send(&Traffic::Terminated {
-                id: mobile.wire.id,
-                key,
-                reason,
-            });
-        }
-        // After the `Terminated` on the same link: the watcher's answer finds the
-        // watch already ended.
-        if let Some((origin, request)) = &msg.reply {
-            self.mobile_reply_route(origin, *request)(Outcome::Ok(Vec::new().into()));
-        }
-        true
     }
 
     /// The epoch this node hosts the actor at: the hop count of its `WatchAt`s (a

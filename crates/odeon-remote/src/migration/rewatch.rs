@@ -38,10 +38,10 @@ use std::sync::Arc;
 use odeon::{AskError, StopReason};
 use tokio::sync::oneshot;
 
-use super::control::Control;
+use super::control::{Control, stop_reason};
 use super::driver::Mobile;
 use crate::node::{NodeInner, Pending};
-use crate::wire::NodeId;
+use crate::wire::{NodeId, Outcome, QueuedMessage, Traffic, WireStopReason};
 
 /// How many times one loss re-sends a watch before it gives up with `NodeLost`.
 pub(crate) const MAX_ATTEMPTS: u32 = 8;
@@ -129,6 +129,36 @@ impl NodeInner {
             }
         });
         request
+    }
+
+    /// A `Watch` item that reached the host after its actor stopped (no cell here):
+    /// the watcher is told the end at once, with the reason the host recorded (if it
+    /// watched its cell), else `Normal` (what a watch of a stopped non-mobile actor is
+    /// told), and the ask is answered. Returns whether `msg` was such a watch.
+    pub(crate) fn watch_of_stopped(
+        self: &Arc<Self>,
+        mobile: &Arc<Mobile>,
+        msg: &QueuedMessage,
+    ) -> bool {
+        let Ok(Control::Watch { key }) = postcard::from_bytes::<Control>(&msg.payload) else {
+            return false;
+        };
+        let reason = (mobile.control.ended.lock().clone()).unwrap_or(WireStopReason::Normal);
+        if msg.origin == self.me {
+            self.end_watch(mobile, key, stop_reason(reason));
+        } else if let Some(peer) = self.known_peer(&msg.origin) {
+            let _ = peer.send(&Traffic::Terminated {
+                id: mobile.wire.id,
+                key,
+                reason,
+            });
+        }
+        // After the `Terminated` on the same link: the watcher's answer finds the
+        // watch already ended.
+        if let Some((origin, request)) = &msg.reply {
+            self.mobile_reply_route(origin, *request)(Outcome::Ok(Vec::new().into()));
+        }
+        true
     }
 }
 
