@@ -31,7 +31,7 @@ use common::{Proc, SECRET};
 use counter::{Counter, GoTo, NumberedAsk, Report, Tally, Whereabouts};
 use odeon::{ActorRef, AskError, System};
 use odeon_remote::wire::NodeId;
-use odeon_remote::{Node, Secret};
+use odeon_remote::{MigrateExt, Node, Secret};
 
 /// How long anything may take before a test fails instead of hanging (a guard only).
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -49,11 +49,22 @@ struct Cluster {
     counter: ActorRef<Counter>,
     a_id: NodeId,
     b_id: NodeId,
+    /// `home`'s listening address, for nodes that join later.
+    addr: String,
 }
 
 /// `a_env` and `b_env`: `ODEON_TEST_ABORT_AT` for the source and the target.
 fn start(a_env: Option<&str>, b_env: Option<&str>) -> Cluster {
-    let home = Proc::start(&["serve", "--name", "home"]);
+    start_with(None, a_env, b_env)
+}
+
+/// [`start`], with `ODEON_TEST_ABORT_AT` for the birth node `home` too.
+fn start_with(home_env: Option<&str>, a_env: Option<&str>, b_env: Option<&str>) -> Cluster {
+    let home_env: Vec<(&str, &str)> = home_env
+        .map(|s| ("ODEON_TEST_ABORT_AT", s))
+        .into_iter()
+        .collect();
+    let home = Proc::start_env(&["serve", "--name", "home"], &home_env);
     let addr = home
         .expect("listening ", PATIENCE)
         .trim_start_matches("listening ")
@@ -72,28 +83,24 @@ fn start(a_env: Option<&str>, b_env: Option<&str>) -> Cluster {
     let b = host("b", b_env);
 
     let system = Arc::new(System::new());
-    let node = system
-        .block_on(
-            Node::builder("sender")
-                .secret(Secret::new(SECRET).expect("a valid secret"))
-                .seed(addr.parse().expect("an address"))
-                .lost_after(Duration::from_secs(1))
-                .mobile::<Counter>()
-                .start(&system.handle()),
-        )
-        .expect("the sender's node starts");
+    let (node, counter) = join(&system, "sender", &addr);
     let peer = |name: &str| {
         within(&format!("{name} is a peer"), || {
             node.peers().into_iter().find(|p| p.name == name)
         })
     };
     let (a_id, b_id) = (peer("a"), peer("b"));
-    let _ = peer("home");
-    let counter = within("the counter is found", || {
-        system.block_on(node.lookup::<Counter>("counter")).ok()
-    });
     // The first move, home → a, with no fault: from here `a` is the source.
-    go(&system, &counter, &a_id);
+    if home_env.is_empty() {
+        go(&system, &counter, &a_id);
+    } else {
+        // `home` is armed: after this move it must not forward anything of this
+        // node's before the test wants it to, so one request, answered by `home` at
+        // its commit, and nothing sent afterwards (`go` polls, and a poll sent just
+        // after the commit, before `home`'s hint arrives, would be forwarded).
+        let moved = system.block_on(counter.migrate_to(&a_id));
+        assert!(moved.is_ok(), "home → a: {moved:?}");
+    }
     Cluster {
         home,
         a,
@@ -103,7 +110,32 @@ fn start(a_env: Option<&str>, b_env: Option<&str>) -> Cluster {
         counter,
         a_id,
         b_id,
+        addr,
     }
+}
+
+/// A node of this test called `name`, seeded with `home`'s address, once it knows the
+/// three processes, and the counter as `lookup` finds it (through `home`).
+fn join(system: &System, name: &str, addr: &str) -> (Node, ActorRef<Counter>) {
+    let node = system
+        .block_on(
+            Node::builder(name)
+                .secret(Secret::new(SECRET).expect("a valid secret"))
+                .seed(addr.parse().expect("an address"))
+                .lost_after(Duration::from_secs(1))
+                .mobile::<Counter>()
+                .start(&system.handle()),
+        )
+        .unwrap_or_else(|e| panic!("the node {name} starts: {e}"));
+    for peer in ["home", "a", "b"] {
+        within(&format!("{peer} is a peer of {name}"), || {
+            node.peers().into_iter().find(|p| p.name == peer)
+        });
+    }
+    let counter = within("the counter is found", || {
+        system.block_on(node.lookup::<Counter>("counter")).ok()
+    });
+    (node, counter)
 }
 
 /// Polls `f` until it answers `Some`, for at most [`PATIENCE`].
@@ -348,4 +380,45 @@ fn the_source_dies_between_ready_and_commit_and_the_actor_is_lost_not_duplicated
 #[test]
 fn the_target_dies_with_the_commit_unrun_and_the_actor_is_lost_not_duplicated() {
     lost_with(None, Some("activate"));
+}
+
+/// A forwarder dies with a message in its hands (steps 7–8). The counter, born at
+/// `home`, has moved to `a`; `home` is now its directory and the first hop of every
+/// ref resolved through it. A node that joins only now looks the counter up and asks:
+/// its first ask goes to `home`, which aborts as it is about to forward it. That ask
+/// is lost with `home` (documented: messages a dead forwarder held are lost; the ask
+/// fails, it is never re-sent, so it is never handled twice); the new node relocates,
+/// finds the counter at `a`, and every later ask is handled exactly once, in order.
+#[test]
+fn a_forwarder_dies_with_a_message_in_hand_and_later_ones_are_handled_exactly_once() {
+    let mut c = start_with(Some("forward"), None, None);
+    let (late, counter) = join(&c.system, "late", &c.addr);
+    let sender = Sender::start(&c.system, &counter);
+    assert_eq!(
+        ended_by(&mut c.home),
+        Some(SIGABRT),
+        "home aborts forwarding"
+    );
+    sender.progress(50);
+    let sent = sender.finish();
+    assert!(
+        sent.failed.contains(&0),
+        "the ask home held when it died cannot have been answered: {sent:?}"
+    );
+    let tally = c
+        .system
+        .block_on(counter.ask(Report).timeout(ASK_GUARD))
+        .expect("the counter reports");
+    // n = 0 died with home: the counter never saw it (a gap, never a repeat).
+    assert_eq!(
+        tally.next.get(&1).copied(),
+        Some(sent.n),
+        "{tally:?} {sent:?}"
+    );
+    check_exactly_once(&sent, &tally);
+    assert_eq!(whereabouts(&c.system, &counter), Ok("a".to_string()));
+    // And it still moves, with the ref that went through the dead forwarder.
+    go(&c.system, &counter, &c.b_id);
+    assert_eq!(whereabouts(&c.system, &c.counter), Ok("b".to_string()));
+    drop(late);
 }

@@ -50,7 +50,10 @@
 //! `lost_after` (their frames are lost today; the runtime retransmits the hand-over's
 //! control frames), false suspicions of live nodes, watchers and links, supervision,
 //! bounded mailboxes, the actor's state itself (the properties read the ghost log of
-//! handled messages instead).
+//! handled messages instead), and the state's chunking: the offer is one atomic frame
+//! here, which the runtime matches by acting on a chunked offer only once every chunk
+//! arrived (`odeon-remote`'s `migration/chunk.rs`). A `Watch` answered or failed back
+//! (issue 14) adds a reply to an item that already travels the route, not a step.
 //!
 //! # Properties
 //! Named in [`Property`], defined precisely in the `props` module docs: single owner,

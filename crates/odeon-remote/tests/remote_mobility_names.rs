@@ -175,3 +175,65 @@ fn a_malformed_gossiped_registration_is_rejected_with_a_clear_error() {
     }
     rt.block_on(scribbler.leave());
 }
+
+/// Waits until a lookup of `name` on every node answers `NotFound`.
+fn assert_withdrawn(nodes: &[common::Member], name: &str) {
+    for m in nodes {
+        let gone = common::eventually(WAIT, || {
+            matches!(
+                m.system.block_on(m.node().lookup::<Tally>(name)),
+                Err(odeon_remote::RegistryError::NotFound(_))
+            )
+            .then_some(())
+        });
+        assert!(gone.is_some(), "{} still finds {name:?}", m.node().id());
+    }
+}
+
+/// Issue 14: names go when the actor stops, as for an actor that never moved: a name
+/// registered where the actor moved to, and the one on its birth node, are withdrawn
+/// on every node when it stops (here: after it moved on, stopped through the stale
+/// ref on the node that registered the name).
+#[test]
+fn names_of_a_moved_actor_go_when_it_stops_after_moving_on() {
+    let nodes = cluster(&["h", "a", "b"], |b| b);
+    let (h, a, b) = (&nodes[0], &nodes[1], &nodes[2]);
+    let tally = h.system.spawn(Tally::default());
+    h.node().register("tally", &tally).unwrap();
+    move_to(&tally, a);
+    let here = lookup(a, "tally");
+    a.node().register("roamer", &here).unwrap();
+    for m in &nodes {
+        lookup(m, "roamer");
+    }
+    move_to(&tally, b);
+    here.stop();
+    assert_withdrawn(&nodes, "roamer");
+    assert_withdrawn(&nodes, "tally");
+    // The name can be given to another actor, and that registration stays.
+    let other = a.system.spawn(Tally::default());
+    a.node().register("roamer", &other).unwrap();
+    let found = lookup(b, "roamer");
+    assert_eq!(
+        b.system.block_on(found.ask(Where)).unwrap(),
+        a.node().id().name
+    );
+}
+
+/// The same when the actor stops on the node that registered the name.
+#[test]
+fn a_name_registered_where_the_actor_moved_to_goes_when_it_stops_there() {
+    let nodes = cluster(&["h", "a", "b"], |b| b);
+    let (h, a) = (&nodes[0], &nodes[1]);
+    let tally = h.system.spawn(Tally::default());
+    h.node().register("tally", &tally).unwrap();
+    move_to(&tally, a);
+    let here = lookup(a, "tally");
+    a.node().register("roamer", &here).unwrap();
+    for m in &nodes {
+        lookup(m, "roamer");
+    }
+    here.stop();
+    assert_withdrawn(&nodes, "roamer");
+    assert_withdrawn(&nodes, "tally");
+}

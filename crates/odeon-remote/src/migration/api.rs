@@ -66,7 +66,11 @@ pub enum MigrateRefusal {
         /// The actor type's wire name.
         actor_type: String,
     },
-    /// The target cannot be reached.
+    /// A node the move needed cannot be reached; the variant names **that node**.
+    /// Usually the target (unknown to this node, or declared lost); it is another
+    /// node when the target's own route to the actor ran through a node that was lost
+    /// while the target prepared (for example the actor's birth node). Either way the
+    /// actor was not moved and runs where it was, with nothing lost.
     #[error("{0} cannot be reached")]
     Unreachable(NodeId),
     /// The actor type is not mobile on the target.
@@ -93,9 +97,9 @@ pub enum MigrateRefusal {
     /// The target already uses the actor's export token for another actor.
     #[error("token clash on {0}")]
     TokenClash(NodeId),
-    /// The ref is to an actor on another node. Moves are asked of the node that hosts
-    /// the actor (from a ref there, or with `cx.migrate_to` in a handler): remote move
-    /// requests are not wired yet.
+    /// The ref is to an actor on another node and cannot carry a move request: it is
+    /// not a mobile actor's ref (a ref to a mobile actor, local or remote, sends the
+    /// request to wherever the actor runs).
     #[error("the actor does not run on this node")]
     NotHere,
     /// A later `cx.migrate_to` in the same message replaced this request.
@@ -128,8 +132,9 @@ pub enum MigrateFailure {
     /// The node that had the actor was lost while the caller waited: outcome unknown.
     #[error("the source was lost; the outcome is unknown")]
     SourceLost,
-    /// The offer could not be put on the link (for example the state and mailbox are
-    /// larger than the link's `max_frame`); the actor resumed at once with nothing lost.
+    /// The offer could not be put on the link (for example its mailbox is larger than
+    /// the link's `max_frame`: a large state goes in chunks, the mailbox does not); the
+    /// actor resumed at once with nothing lost.
     #[error("the offer was not sent: {0}")]
     NotSent(String),
 }
@@ -225,8 +230,9 @@ impl Future for Migration {
 pub trait MigrateExt {
     /// Asks the actor to move to `to` between two messages (after every message sent
     /// to it before this call); resolves when the move committed, or why it did not.
-    /// The actor must run on the node of this ref's system (see
-    /// [`MigrateRefusal::NotHere`]).
+    /// Any ref to the actor will do: a remote ref, or a stale local ref on a node it
+    /// left, sends the request along the actor's route to wherever it runs, and the
+    /// outcome comes back from there.
     fn migrate_to(&self, to: &NodeId) -> Migration;
 }
 

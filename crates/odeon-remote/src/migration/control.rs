@@ -25,7 +25,11 @@
 //!   `Terminated { id: birth id, key }` to each watcher node (or calls it, if local):
 //!   exactly once, since the callback is taken from the table. The host reports
 //!   itself with `WatchAt { confirmed: true, hops: epoch }` on receiving a watch and
-//!   on arrival; a watch bound to a node declared lost ends with `NodeLost`.
+//!   on arrival; a watch bound to a node declared lost ends with `NodeLost`. The
+//!   `Watch` item is an ask (`rewatch.rs`, `NodeInner::await_watch`): the host
+//!   answers it, a host whose actor stopped sends `Terminated` first
+//!   (`watch_of_stopped`, in `rewatch.rs`), and a path that cannot take it fails it back, which ends
+//!   the watch with `NodeLost`: the watcher is always told.
 //! - **Links** are a watch each way (as for any remote actor: `Context::link`): the
 //!   linker watches the actor, and `Link`/`LinkFailed` make the actor stop with
 //!   `LinkFailed` when the linker fails. The host keeps (node, linker) in
@@ -117,8 +121,12 @@ pub(crate) struct ControlState {
     pub(crate) links: Mutex<BTreeSet<(NodeId, u64)>>,
     /// The host's own watch of its cell (its key), while hosting.
     pub(crate) armed: Mutex<Option<ActorId>>,
-    /// Controls waiting for the entry's lock (sent from under it, e.g. at commit).
-    pub(crate) deferred: Mutex<Vec<Control>>,
+    /// Controls waiting for the entry's lock (sent from under it, e.g. at commit),
+    /// each with its request id if it is an ask (a watch: `rewatch.rs`).
+    pub(crate) deferred: Mutex<Vec<(Control, Option<u64>)>>,
+    /// While this node hosts the actor, once it stopped: why, if the host watched its
+    /// cell (`arm`). A watch that reaches the host after the stop is told this.
+    pub(crate) ended: Mutex<Option<WireStopReason>>,
     /// Watchers and links shipped by an offer, until it commits: (move, both).
     pub(crate) incoming: Mutex<Option<(u64, Attached)>>,
     /// The epoch this node hosts the actor at (its `WatchAt` hop count).
@@ -159,7 +167,18 @@ impl NodeInner {
     /// entry's lock on this thread (a stub's callbacks run under it at commit): if it
     /// is taken, the item waits in `deferred` for whoever holds it or a task.
     pub(crate) fn mobile_control(self: &Arc<Self>, mobile: &Arc<Mobile>, control: Control) {
-        mobile.control.deferred.lock().push(control);
+        self.mobile_control_ask(mobile, control, None);
+    }
+
+    /// [`Self::mobile_control`], as an ask when `request` is given (its answer goes to
+    /// the node-level table `mobile_asks`, where the caller put a pending entry).
+    pub(crate) fn mobile_control_ask(
+        self: &Arc<Self>,
+        mobile: &Arc<Mobile>,
+        control: Control,
+        request: Option<u64>,
+    ) {
+        mobile.control.deferred.lock().push((control, request));
         if let Some(mut d) = mobile.state.try_lock() {
             self.drain_controls(mobile, &mut d);
             return;
@@ -176,8 +195,8 @@ impl NodeInner {
     /// Sends the deferred controls, in order (under the entry's lock).
     pub(crate) fn drain_controls(self: &Arc<Self>, mobile: &Arc<Mobile>, d: &mut Driver) {
         let items = std::mem::take(&mut *mobile.control.deferred.lock());
-        for control in items {
-            self.send_control(mobile, d, &control, None);
+        for (control, request) in items {
+            self.send_control(mobile, d, &control, request);
         }
     }
 
@@ -228,7 +247,11 @@ impl NodeInner {
             at: Binding::default(),
         };
         mobile.control.watches.lock().insert(key, record);
-        self.mobile_control(mobile, Control::Watch { key });
+        // An ask, so that the watcher is always told: attached (the host answers), the
+        // actor's end (a host whose actor stopped sends `Terminated`), or `NodeLost`
+        // (the item was dropped or failed back: no actor that way). `rewatch.rs`.
+        let request = self.await_watch(mobile, key, 0);
+        self.mobile_control_ask(mobile, Control::Watch { key }, Some(request));
     }
 
     /// `unwatch` from this node.
@@ -486,6 +509,7 @@ impl NodeInner {
     /// The actor stopped here: every watcher learns it, once.
     fn host_terminated(self: &Arc<Self>, mobile: &Arc<Mobile>, reason: &StopReason) {
         mobile.control.armed.lock().take();
+        *mobile.control.ended.lock() = Some(wire_reason(reason));
         let watchers = std::mem::take(&mut *mobile.control.watchers.lock());
         mobile.control.links.lock().clear();
         let wire = wire_reason(reason);

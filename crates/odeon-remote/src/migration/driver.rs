@@ -235,10 +235,17 @@ impl NodeInner {
                     }
                     _ => {}
                 }
+                // A state larger than half a frame goes in chunks after its offer,
+                // on the same link (`chunk.rs`); any other frame is sent as it is.
+                let (frame, chunks) = super::chunk::split(frame, self.link.max_frame);
                 let sent = match self.known_peer(&to) {
-                    Some(peer) => peer.send(&frame).map_err(|e| e.to_string()),
+                    Some(peer) => std::iter::once(&frame)
+                        .chain(&chunks)
+                        .try_for_each(|f| peer.send(f))
+                        .map_err(|e| e.to_string()),
                     None => Err(format!("{to} is not a known node")),
                 };
+                drop(chunks);
                 if let Err(e) = sent {
                     if self.resend_after_loss(mobile, d, &to, &frame) {
                         return;
@@ -306,6 +313,9 @@ impl NodeInner {
                 .map(|(origin, request)| self.mobile_reply_route(origin, *request))
         };
         let Some(local) = mobile.local() else {
+            if msg.message == CONTROL && self.watch_of_stopped(mobile, &msg) {
+                return;
+            }
             tracing::warn!(message = %msg.message, "a message for a mobile actor with no cell here");
             if let Some(route) = reply(&msg) {
                 route(Outcome::Failed(WireFailure::Stopped));

@@ -146,6 +146,7 @@ impl NodeInner {
     /// cost, on a node without mobile actors.
     pub(crate) fn mobile_node_lost(self: &Arc<Self>, lost: &crate::wire::NodeId) {
         self.lost_nodes.lock().insert(lost.clone());
+        self.offers_incoming.node_lost(lost);
         let all: Vec<Arc<Mobile>> = self.mobile.lock().values().cloned().collect();
         for mobile in all {
             {
@@ -171,6 +172,11 @@ impl NodeInner {
                 .cloned()
         };
         let lookup = match &frame {
+            // A state larger than a frame comes after its offer (`chunk.rs`).
+            Traffic::MigrateOffer { chunks, .. } if *chunks > 0 => {
+                return self.offer_chunked(peer, frame);
+            }
+            Traffic::MigrateChunk { .. } => return self.receive_chunk(peer, frame),
             Traffic::MigrateOffer { .. } => return self.receive_offer(peer, frame),
             Traffic::MTell { to, .. }
             | Traffic::MAsk { to, .. }
@@ -256,6 +262,19 @@ impl NodeInner {
                     outcome: Outcome::Failed(WireFailure::Stopped),
                 });
             }
+            // A forwarded ask (a watch, since watches are asks) must not vanish: its
+            // origin is told it failed, as `drop_item` does.
+            Traffic::Relay { msg, .. } if msg.reply.is_some() => {
+                tracing::warn!(peer = %peer.id, "forwarded mobile ask for no entry here");
+                if let Some((origin, request)) = msg.reply {
+                    let frame = super::entry::failed_reply(request);
+                    if origin == self.me {
+                        self.complete_mobile(request, Outcome::Failed(WireFailure::Stopped));
+                    } else if let Some(p) = self.known_peer(&origin) {
+                        let _ = p.send(&frame);
+                    }
+                }
+            }
             frame => {
                 tracing::warn!(peer = %peer.id, frame = ?frame, "mobility frame for no entry here");
             }
@@ -264,7 +283,7 @@ impl NodeInner {
 
     /// Step 3's checks, which the entry leaves to its driver: the type, the token and
     /// the state's decoding. A refusal is sent from here.
-    fn receive_offer(self: &Arc<Self>, peer: &Arc<Peer>, frame: Traffic<'_>) {
+    pub(super) fn receive_offer(self: &Arc<Self>, peer: &Arc<Peer>, frame: Traffic<'_>) {
         let Traffic::MigrateOffer {
             migration,
             actor,

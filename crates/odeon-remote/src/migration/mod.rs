@@ -59,8 +59,15 @@
 //! the actor is not found; asks keep the rules of `binding.rs` (answered if the host
 //! has them, `Unreachable` at once if they may have died with the node).
 //!
-//! Not wired yet: names travelling with the actor (§3.8) and chunking. So parts of
-//! the module are still dead code.
+//! **Watches are asks** (`rewatch.rs`): the first `Watch` item has a reply route, so
+//! a path that cannot take it (a dead route, a node with no entry, a straggler) fails
+//! it back and the watch ends with `NodeLost`; a host whose actor stopped tells the
+//! watcher its end.
+//!
+//! Not wired yet: names travelling with the actor (§3.8; a name stays on the node
+//! that registered it and goes when the actor stops, `node/registry.rs`) and
+//! chunking of the mailbox (the state is chunked, `chunk.rs`; the rest of the offer
+//! must fit in one frame). So parts of the module are still dead code.
 //!
 //! The API is [`MigrateExt`](api::MigrateExt) and
 //! [`MigrateFromHandler`](api::MigrateFromHandler) (`api.rs`); a mobile type is
@@ -185,6 +192,7 @@
 pub(crate) mod abort;
 pub(crate) mod api;
 pub(crate) mod binding;
+pub(crate) mod chunk;
 pub(crate) mod collect;
 pub(crate) mod control;
 pub(crate) mod driver;

@@ -1,4 +1,8 @@
-//! Watches re-bound after a node loss (design §3.5, §4; issue 14).
+//! Watches sent as asks, and re-bound after a node loss (design §3.5, §4; issue 14).
+//!
+//! Every `Watch` item is an ask ([`NodeInner::await_watch`]), the first one too: a
+//! path that cannot take it fails it back instead of dropping it, so the watcher is
+//! always told (attached, the actor's end, or `NodeLost`).
 //!
 //! A watch made on this node is bound to the nodes that may host the actor
 //! (`WatchRecord::at`), as `WatchAt` reports say. When
@@ -34,10 +38,10 @@ use std::sync::Arc;
 use odeon::{AskError, StopReason};
 use tokio::sync::oneshot;
 
-use super::control::Control;
+use super::control::{Control, stop_reason};
 use super::driver::Mobile;
 use crate::node::{NodeInner, Pending};
-use crate::wire::NodeId;
+use crate::wire::{NodeId, Outcome, QueuedMessage, Traffic, WireStopReason};
 
 /// How many times one loss re-sends a watch before it gives up with `NodeLost`.
 pub(crate) const MAX_ATTEMPTS: u32 = 8;
@@ -66,46 +70,95 @@ impl NodeInner {
             tracing::debug!(key, "a watch could not be re-sent; it ends with NodeLost");
             return self.end_watch(mobile, key, StopReason::NodeLost);
         }
+        let request = self.await_watch(mobile, key, attempt);
+        let (node, weak) = (Arc::downgrade(self), Arc::downgrade(mobile));
+        // The caller may hold locks a send takes (a loss is handled on a link's
+        // thread): the item goes out from a task, behind the controls already waiting.
+        self.io.spawn(async move {
+            let (Some(node), Some(mobile)) = (node.upgrade(), weak.upgrade()) else {
+                return;
+            };
+            let mut d = mobile.state.lock();
+            node.drain_controls(&mobile, &mut d);
+            // The watch half of a link made here: its `Link` half may have died
+            // with the node too (the host's links are a set as well).
+            if mobile.control.linked.lock().contains(&key) {
+                node.send_control(&mobile, &mut d, &Control::Link { from: key }, None);
+            }
+            node.send_control(&mobile, &mut d, &Control::Watch { key }, Some(request));
+        });
+    }
+
+    /// Makes a request id for a `Watch` item sent as an ask (the first one, attempt
+    /// 0, or one re-sent after a loss), and a task that acts on its answer:
+    /// - answered: the host added the watcher (or, if the actor had stopped there, it
+    ///   sent `Terminated` first, which ended the watch);
+    /// - `Unreachable` (bound to a node declared lost): sent again ([`Self::rewatch`]);
+    /// - any other failure (the item was dropped: a dead route, a node that forgot the
+    ///   actor): no actor that way, the watch ends with `NodeLost`;
+    /// - no answer within twice the request timeout: the watch stays (logged).
+    pub(crate) fn await_watch(
+        self: &Arc<Self>,
+        mobile: &Arc<Mobile>,
+        key: u64,
+        attempt: u32,
+    ) -> u64 {
         let (tx, rx) = oneshot::channel();
         let request = self.next_request();
         self.mobile_asks.lock().insert(request, Pending::Raw(tx));
         let timeout = self.settings.request_timeout.saturating_mul(2);
         let (node, weak) = (Arc::downgrade(self), Arc::downgrade(mobile));
-        // The caller may hold locks a send takes (a loss is handled on a link's
-        // thread): the item goes out from a task, behind the controls already waiting.
         self.io.spawn(async move {
-            {
-                let (Some(node), Some(mobile)) = (node.upgrade(), weak.upgrade()) else {
-                    return;
-                };
-                let mut d = mobile.state.lock();
-                node.drain_controls(&mobile, &mut d);
-                // The watch half of a link made here: its `Link` half may have died
-                // with the node too (the host's links are a set as well).
-                if mobile.control.linked.lock().contains(&key) {
-                    node.send_control(&mobile, &mut d, &Control::Link { from: key }, None);
-                }
-                node.send_control(&mobile, &mut d, &Control::Watch { key }, Some(request));
-            }
             let got = tokio::time::timeout(timeout, rx).await;
             let (Some(node), Some(mobile)) = (node.upgrade(), weak.upgrade()) else {
                 return;
             };
             match got {
-                Ok(Ok(Ok(_))) => tracing::debug!(key, "a watch re-bound after a node loss"),
+                Ok(Ok(Ok(_))) => tracing::debug!(key, attempt, "a watch is attached"),
                 Ok(Ok(Err(AskError::Unreachable))) => node.rewatch(&mobile, key, attempt + 1),
                 Ok(Ok(Err(error))) => {
-                    tracing::debug!(key, %error, "a re-sent watch found no actor");
+                    tracing::debug!(key, %error, "a watch found no actor");
                     node.end_watch(&mobile, key, StopReason::NodeLost);
                 }
                 Ok(Err(_)) => {} // the node is shutting down
                 Err(_) => {
                     node.mobile_asks.lock().remove(&request);
                     node.ask_bindings.lock().remove(&request);
-                    tracing::warn!(key, "a re-sent watch was not answered; the watch stays");
+                    tracing::warn!(key, "a watch was not answered; the watch stays");
                 }
             }
         });
+        request
+    }
+
+    /// A `Watch` item that reached the host after its actor stopped (no cell here):
+    /// the watcher is told the end at once, with the reason the host recorded (if it
+    /// watched its cell), else `Normal` (what a watch of a stopped non-mobile actor is
+    /// told), and the ask is answered. Returns whether `msg` was such a watch.
+    pub(crate) fn watch_of_stopped(
+        self: &Arc<Self>,
+        mobile: &Arc<Mobile>,
+        msg: &QueuedMessage,
+    ) -> bool {
+        let Ok(Control::Watch { key }) = postcard::from_bytes::<Control>(&msg.payload) else {
+            return false;
+        };
+        let reason = (mobile.control.ended.lock().clone()).unwrap_or(WireStopReason::Normal);
+        if msg.origin == self.me {
+            self.end_watch(mobile, key, stop_reason(reason));
+        } else if let Some(peer) = self.known_peer(&msg.origin) {
+            let _ = peer.send(&Traffic::Terminated {
+                id: mobile.wire.id,
+                key,
+                reason,
+            });
+        }
+        // After the `Terminated` on the same link: the watcher's answer finds the
+        // watch already ended.
+        if let Some((origin, request)) = &msg.reply {
+            self.mobile_reply_route(origin, *request)(Outcome::Ok(Vec::new().into()));
+        }
+        true
     }
 }
 
@@ -361,5 +414,46 @@ mod tests {
                 .then_some(())
         })
         .expect("the linker's failure stopped the moved actor");
+    }
+
+    /// Issue 14: a first `Watch` used to be a one-way item, dropped quietly by a node
+    /// that has no entry for the actor (or a dead route, or a straggler check), and
+    /// the watcher was never told anything. It is an ask now: it fails back, and the
+    /// watch ends with `NodeLost`. Put in place by hand: x's route leads to t, which
+    /// never knew the actor (as if it had forgotten it).
+    #[test]
+    fn a_first_watch_dropped_by_a_node_with_no_entry_fails_back_and_ends_the_watch() {
+        use super::super::entry::{Place, Route};
+        let secret = Secret::generate();
+        let systems: Vec<System> = (0..3).map(|_| System::new()).collect();
+        let h = start("fw-h", &systems[0], &secret, None);
+        let t = start("fw-t", &systems[1], &secret, Some(&h));
+        let x = start("fw-x", &systems[2], &secret, Some(&h));
+        for n in [&h, &t, &x] {
+            eventually(|| (n.peers().len() == 2).then_some(())).expect("the nodes link");
+        }
+        let spot = systems[0].spawn(Spot);
+        h.register("spot", &spot).unwrap();
+        let from_x = eventually(|| systems[2].block_on(x.lookup::<Spot>("spot")).ok())
+            .expect("x finds the name");
+        let entries: Vec<Arc<Mobile>> = x.inner.mobile.lock().values().cloned().collect();
+        assert_eq!(entries.len(), 1, "x has one entry, for the Spot");
+        entries[0].state.lock().entry.place = Place::Away {
+            route: Route::Direct(t.id().clone()),
+        };
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let observer = systems[2].spawn(Observer(seen.clone()));
+        systems[2]
+            .block_on(observer.ask(WatchIt(from_x.clone())))
+            .unwrap();
+        let got = eventually(|| {
+            let s = seen.lock().clone();
+            (!s.is_empty()).then_some(s)
+        })
+        .expect("the watcher is told");
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(got, [StopReason::NodeLost]);
+        assert_eq!(*seen.lock(), [StopReason::NodeLost], "told once");
+        drop(spot);
     }
 }

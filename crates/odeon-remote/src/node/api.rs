@@ -460,6 +460,7 @@ impl NodeBuilder {
             mobile: Mutex::new(HashMap::new()),
             migrations: Mutex::new(HashMap::new()),
             mobile_asks: Mutex::new(HashMap::new()),
+            offers_incoming: Default::default(),
             migration_stats: Arc::default(),
             ask_bindings: Mutex::new(HashMap::new()),
             lost_nodes: Mutex::new(Default::default()),
@@ -515,7 +516,7 @@ impl NodeBuilder {
             bound,
             inner,
             accepting: Mutex::new(Some(accepting)),
-            membership: Mutex::new(Some(membership)),
+            membership: Arc::new(Mutex::new(Some(membership))),
             watching,
             left: AtomicBool::new(false),
             metrics,
@@ -682,7 +683,9 @@ pub struct Node {
     pub(crate) inner: Arc<NodeInner>,
     bound: SocketAddr,
     accepting: Mutex<Option<tokio::task::JoinHandle<()>>>,
-    pub(super) membership: Mutex<Option<Membership>>,
+    /// Shared with the watches that withdraw a registered name when its actor stops
+    /// (`registry.rs`).
+    pub(super) membership: Arc<Mutex<Option<Membership>>>,
     watching: tokio::task::JoinHandle<()>,
     left: AtomicBool,
     metrics: Metrics,

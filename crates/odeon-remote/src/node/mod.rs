@@ -156,6 +156,8 @@ pub(crate) struct NodeInner {
     /// Asks sent through a mobile entry, by request id: answered by whichever node
     /// hosts the actor, so not in a per-peer table.
     pub(crate) mobile_asks: Mutex<HashMap<u64, Pending>>,
+    /// Offers whose state is still arriving in chunks (`migration/chunk.rs`).
+    pub(crate) offers_incoming: crate::migration::chunk::Incoming,
     /// Moves this node was the source of, and messages it forwarded (`Metrics`).
     pub(crate) migration_stats: Arc<crate::metrics::MigrationStats>,
     /// Where each of `mobile_asks` may be (design §3.3; `migration/binding.rs`).

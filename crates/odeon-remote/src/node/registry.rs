@@ -9,12 +9,13 @@
 //! of each node name wins, and the older one is lost as soon as the newer one is seen.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use odeon::{ActorRef, RemoteActor};
+use odeon::{ActorRef, RemoteActor, Terminated};
 
 use super::api::{Node, RegistryError};
 use super::name_value;
-use crate::interface::Interface;
+use crate::interface::{ErasedRef, Interface};
 use crate::wire::{self, Outcome, Traffic, WireRef};
 
 fn registry_key(name: &str) -> String {
@@ -23,7 +24,9 @@ fn registry_key(name: &str) -> String {
 
 impl Node {
     /// Makes `actor` findable across the cluster as `name`. The registration keeps the
-    /// actor alive until [`Node::unregister`] or until it stops.
+    /// actor alive until [`Node::unregister`] or until it stops; when it stops, the
+    /// name is withdrawn (here at once, on other nodes once gossip carries it), so
+    /// lookups answer [`RegistryError::NotFound`] rather than a ref to a stopped actor.
     ///
     /// A mobile actor (see [`mobile_actor!`](crate::mobile_actor)) may be registered
     /// on any node that holds it: its birth node, or a node it moved to (then
@@ -31,7 +34,9 @@ impl Node {
     /// that node). The name always stands for the actor's birth identity, so a
     /// lookup of it, on any node, reaches the actor wherever it runs later, not the
     /// node it ran on when it was registered. The name stays on this node (it does
-    /// not travel with the actor) until [`Node::unregister`].
+    /// not travel with the actor) until [`Node::unregister`] or until the actor
+    /// stops, wherever it runs then (a watch of the actor withdraws it; if the node
+    /// it runs on is lost and it is not found again, that counts as its stop).
     ///
     /// # Errors
     /// [`RegistryError::Taken`] if the name is registered on this node;
@@ -82,7 +87,7 @@ impl Node {
             if names.contains_key(name) {
                 return Err(RegistryError::Taken(name.to_string()));
             }
-            names.insert(name.to_string(), wire);
+            names.insert(name.to_string(), wire.clone());
         }
         // Published in gossip, so that lookups elsewhere need no round trip.
         if let Some(m) = self.membership.lock().as_ref()
@@ -90,7 +95,48 @@ impl Node {
         {
             tracing::warn!(name, error = %e, "registration not gossiped; lookups will ask");
         }
+        self.withdraw_when_stopped(interface, name, actor, wire);
         Ok(())
+    }
+
+    /// Withdraws the registration `name` = `wire` when the actor stops (unless the
+    /// name was given to another actor meanwhile). For an actor born here, the
+    /// export's own watch also drops the name here (`NodeInner::export_local`); this
+    /// one withdraws it from gossip too, and covers a mobile actor that moved here,
+    /// whose name stands for its birth identity (another node's `WireRef`). For a
+    /// mobile actor the watch follows it through later moves.
+    fn withdraw_when_stopped<A: RemoteActor>(
+        &self,
+        interface: &'static Interface,
+        name: &str,
+        actor: &ActorRef<A>,
+        wire: WireRef,
+    ) {
+        let (node, gossip) = (
+            Arc::downgrade(&self.inner),
+            Arc::downgrade(&self.membership),
+        );
+        let name = name.to_string();
+        let target: &ErasedRef = actor;
+        let notify = Box::new(move |_: Terminated| {
+            let Some(node) = node.upgrade() else {
+                return;
+            };
+            // Under the names lock, so that a registration of the name made after
+            // this check is not withdrawn from gossip by it.
+            let mut names = node.names.lock();
+            if names.get(&name) != Some(&wire) {
+                return;
+            }
+            names.remove(&name);
+            if let Some(m) = gossip.upgrade()
+                && let Some(m) = m.lock().as_ref()
+            {
+                m.delete(&registry_key(&name));
+            }
+            tracing::debug!(name, "a registered actor stopped; its name is withdrawn");
+        });
+        let _ = (interface.ops.watch)(target, notify);
     }
 
     /// Removes a registration made on this node. Returns whether there was one.

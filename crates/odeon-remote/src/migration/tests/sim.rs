@@ -439,6 +439,24 @@ impl Sim {
                     log()
                 );
             }
+            // Pins name only nodes that route here (step 10), the birth node's
+            // first-contact pins included (issue 14): a pin held for a node whose
+            // route leads elsewhere would never be released.
+            for (k, other) in self.nodes.iter().enumerate() {
+                if !e.holders.contains_key(&id(k)) {
+                    continue;
+                }
+                let routes_here = matches!(
+                    &other.entry.place,
+                    Place::Away { route: Route::Direct(h) } if *h == id(i)
+                );
+                assert!(
+                    routes_here,
+                    "PinsMatchRoutes: node {i} pins node {k}, which is {:?}\n{}",
+                    other.entry.place,
+                    log()
+                );
+            }
             let stray = self.count(i, |o| matches!(o, Out::Stray { .. }));
             assert_eq!(stray, 0, "NoStrayFrames at node {i}\n{}", log());
             let stragglers = self.count(i, |o| matches!(o, Out::Straggler { .. }));

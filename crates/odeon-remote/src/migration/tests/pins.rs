@@ -1,0 +1,106 @@
+//! Issue 14: the birth node pins a sender at first contact (step 7); the pin must go
+//! when that sender's entry is forgotten (step 10), whether its route still led to the
+//! birth node or had switched away from it. Real nodes in one process; the pins are
+//! read from the entries.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use odeon::{Actor, Context, Handler, Message, System};
+use serde::{Deserialize, Serialize};
+
+use crate::migration::driver::Mobile;
+use crate::wire::NodeId;
+use crate::{MigrateExt, Node, Secret};
+
+#[derive(Default, Serialize, Deserialize)]
+struct Pinned;
+impl Actor for Pinned {}
+#[derive(Serialize, Deserialize)]
+struct Ping;
+impl Message for Ping {
+    type Reply = u32;
+}
+impl Handler<Ping> for Pinned {
+    fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> u32 {
+        7
+    }
+}
+crate::mobile_actor!(Pinned = "pins.Pinned" { Ping = "pins.Ping" });
+
+fn eventually<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(30) {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
+}
+
+fn start(name: &str, system: &System, secret: &Secret, seed: Option<&Node>) -> Node {
+    let mut b = Node::builder(name)
+        .secret(secret.clone())
+        .gossip_interval(Duration::from_millis(100))
+        .mobile::<Pinned>();
+    if let Some(s) = seed {
+        b = b.seed(s.listen_addr());
+    }
+    system
+        .block_on(b.start(&system.handle()))
+        .expect("node starts")
+}
+
+/// The pins `n`'s entries hold for node `of`.
+fn pins_for(n: &Node, of: &NodeId) -> u32 {
+    let all: Vec<Arc<Mobile>> = n.inner.mobile.lock().values().cloned().collect();
+    all.iter()
+        .map(|m| m.state.lock().entry.holders.get(of).copied().unwrap_or(0))
+        .sum()
+}
+
+/// h (birth node), a, x; x asks the actor (first contact at h), then, if `moved`, the
+/// actor moves to a and x's next ask follows it; then x drops its ref.
+fn sender_forgotten(prefix: &str, moved: bool) {
+    let secret = Secret::generate();
+    let systems: Vec<System> = (0..3).map(|_| System::new()).collect();
+    let h = start(&format!("{prefix}-h"), &systems[0], &secret, None);
+    let a = start(&format!("{prefix}-a"), &systems[1], &secret, Some(&h));
+    let x = start(&format!("{prefix}-x"), &systems[2], &secret, Some(&h));
+    for n in [&h, &a, &x] {
+        eventually(|| (n.peers().len() == 2).then_some(())).expect("the nodes link");
+    }
+    let actor = systems[0].spawn(Pinned);
+    h.register("pinned", &actor).unwrap();
+    let from_x = eventually(|| systems[2].block_on(x.lookup::<Pinned>("pinned")).ok())
+        .expect("x finds the name");
+    assert_eq!(systems[2].block_on(from_x.ask(Ping)), Ok(7));
+    assert_eq!(pins_for(&h, x.id()), 1, "h pinned x at first contact");
+    if moved {
+        let m = systems[0].block_on(actor.migrate_to(a.id()));
+        assert!(m.is_ok(), "{m:?}");
+        assert_eq!(systems[2].block_on(from_x.ask(Ping)), Ok(7));
+    }
+    drop(from_x);
+    eventually(|| (x.mobile_counts() == (0, 0)).then_some(())).expect("x forgets the actor");
+    eventually(|| (pins_for(&h, x.id()) == 0 && pins_for(&a, x.id()) == 0).then_some(()))
+        .unwrap_or_else(|| {
+            panic!(
+                "x's pins are released: h holds {}, a holds {}",
+                pins_for(&h, x.id()),
+                pins_for(&a, x.id())
+            )
+        });
+    drop(actor);
+}
+
+#[test]
+fn a_first_contact_pin_goes_when_the_sender_forgets_the_actor_at_home() {
+    sender_forgotten("pin1", false);
+}
+
+#[test]
+fn a_first_contact_pin_goes_when_the_sender_forgets_the_actor_after_it_moved() {
+    sender_forgotten("pin2", true);
+}
