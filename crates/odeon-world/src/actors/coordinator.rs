@@ -22,6 +22,9 @@ pub struct TickReport {
 
 pub(crate) struct Coordinator {
     pub(crate) regions: Vec<ActorRef<Region>>,
+    /// How many regions the coordinator starts itself (the heads of the start chains,
+    /// `regions[..heads]`); each region starts the next of its chain once resolved.
+    heads: usize,
     pub(crate) out: Sender<TickReport>,
     tick: u64,
     last: u64,
@@ -33,9 +36,14 @@ pub(crate) struct Coordinator {
 }
 
 impl Coordinator {
-    pub(crate) fn new(regions: Vec<ActorRef<Region>>, out: Sender<TickReport>) -> Self {
+    pub(crate) fn new(
+        regions: Vec<ActorRef<Region>>,
+        heads: usize,
+        out: Sender<TickReport>,
+    ) -> Self {
         Coordinator {
             regions,
+            heads,
             out,
             tick: 0,
             last: 0,
@@ -54,7 +62,7 @@ impl Coordinator {
         self.objects = 0;
         let frame = self.frame_every != 0 && self.tick.is_multiple_of(self.frame_every);
         self.frame = frame.then(Vec::new);
-        for r in &self.regions {
+        for r in &self.regions[..self.heads] {
             if r.tell(Start {
                 tick: self.tick,
                 frame,
