@@ -100,6 +100,7 @@ impl Handler<Run> for Coordinator {
 }
 
 /// From a region: it has committed `tick`; its share of the checksum.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Done {
     pub(crate) tick: u64,
     pub(crate) checksum: u64,
@@ -138,3 +139,6 @@ impl Handler<Done> for Coordinator {
         }
     }
 }
+
+// Regions on other nodes (`--nodes K`) report to the coordinator over a link.
+odeon_remote::remote_actor!(Coordinator = "odeon_world.Coordinator" { Done = "odeon_world.Done" });

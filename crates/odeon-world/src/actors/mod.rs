@@ -24,6 +24,7 @@
 //! checksum is commutative. So the checksums do not depend on the number of workers.
 
 mod coordinator;
+pub mod nodes;
 mod object;
 mod region;
 
@@ -56,6 +57,9 @@ use crate::rules::{self, Field};
 /// ```
 #[derive(Debug)]
 pub struct ActorWorld {
+    /// Set for a world on several nodes: the node and the children; dropped (children
+    /// killed) after the system.
+    cluster: Option<nodes::Cluster>,
     system: Option<System>,
     field: Arc<Field>,
     coordinator: ActorRef<Coordinator>,
@@ -66,6 +70,22 @@ pub struct ActorWorld {
 /// How long one tick may take before [`ActorWorld::run`] gives up (a guard against a
 /// hang, far above any real tick).
 pub const TICK_GUARD: Duration = Duration::from_secs(600);
+
+/// A system tuned for this workload (measured at 100,000 objects): an object gets one
+/// message per tick, so an emptied mailbox is not worth lingering on; no handler
+/// blocks, so spare workers for stuck ones only add threads to a loaded machine; and
+/// every tick is a burst then a barrier, which the adaptive throttle's probes misread.
+fn tuned_system(workers: usize) -> System {
+    let mut builder = System::builder();
+    if workers > 0 {
+        builder = builder.workers(workers);
+    }
+    builder
+        .linger_rounds(0)
+        .max_spare_workers(0)
+        .adaptive_workers(false)
+        .build()
+}
 
 /// How many start chains the coordinator runs (see `region::Start`): enough for every
 /// worker to have a region's objects to run, and a few spare for the tail of a region
@@ -90,27 +110,56 @@ impl ActorWorld {
     /// # Errors
     /// [`WorldError::Stalled`] if a region failed to spawn its objects.
     pub fn new(objects: usize, seed: u64, workers: usize) -> Result<Self, WorldError> {
+        Self::build(objects, seed, workers, None)
+    }
+
+    /// The same world with its regions spread over `nodes` processes on loopback
+    /// (odeon-remote nodes): this process is node 0 (the coordinator and the first
+    /// rows of regions); it starts `nodes - 1` children by running `exe` with the
+    /// arguments [`nodes::child_args`] gives, which must call [`nodes::serve`] (the
+    /// `odeon-world` binary does, for `--node-child`). Regions are dealt out by rows;
+    /// an object that moves into a region of another node is spawned there anew and
+    /// its actor here stops. The checksums are those of [`ActorWorld::new`]. The
+    /// children are killed when the world shuts down or is dropped.
+    ///
+    /// # Errors
+    /// [`WorldError::Nodes`] if a child or a node cannot be started or linked;
+    /// [`WorldError::Stalled`] if a region failed to spawn its objects.
+    pub fn on_nodes(
+        objects: usize,
+        seed: u64,
+        workers: usize,
+        nodes: usize,
+        exe: &std::path::Path,
+    ) -> Result<Self, WorldError> {
+        Self::build(objects, seed, workers, Some((nodes.max(1), exe)))
+    }
+
+    fn build(
+        objects: usize,
+        seed: u64,
+        workers: usize,
+        nodes: Option<(usize, &std::path::Path)>,
+    ) -> Result<Self, WorldError> {
         let (field, objs) = rules::initial(objects, seed);
         let field = Arc::new(field);
-        let mut builder = System::builder();
-        if workers > 0 {
-            builder = builder.workers(workers);
-        }
-        // Tuned for this workload (measured at 100,000 objects): an object gets one
-        // message per tick, so an emptied mailbox is not worth lingering on; no handler
-        // blocks, so spare workers for stuck ones only add threads to a loaded machine;
-        // and every tick is a burst then a barrier, which the adaptive throttle's probes
-        // misread.
-        builder = builder
-            .linger_rounds(0)
-            .max_spare_workers(0)
-            .adaptive_workers(false);
-        let system = builder.build();
+        let system = tuned_system(workers);
         let n = field.regions_per_side();
         let at = |i: usize| ((i % n as usize) as u16, (i / n as usize) as u16);
-        let regions: Vec<ActorRef<Region>> = (0..n as usize * n as usize)
-            .map(|i| system.spawn(Region::new(field.clone(), at(i))))
-            .collect();
+        let count = n as usize * n as usize;
+        let (cluster, regions) = match nodes {
+            Some((k, exe)) if k > 1 => {
+                let cluster = nodes::Cluster::start(&system, k, exe, workers)?;
+                let regions = cluster.spawn_regions(&system, &field, objects, seed, count)?;
+                (Some(cluster), regions)
+            }
+            _ => {
+                let regions = (0..count)
+                    .map(|i| system.spawn(Region::new(field.clone(), at(i))))
+                    .collect();
+                (None, regions)
+            }
+        };
         let mut by_region: Vec<Vec<rules::Obj>> = vec![Vec::new(); regions.len()];
         for o in objs {
             let (rx, ry) = field.region_of(o.x, o.y);
@@ -151,6 +200,7 @@ impl ActorWorld {
             system.block_on(ask).map_err(|_| WorldError::Stalled)?;
         }
         Ok(ActorWorld {
+            cluster,
             system: Some(system),
             field,
             coordinator,
@@ -207,6 +257,7 @@ impl ActorWorld {
         if let Some(system) = self.system.take() {
             system.shutdown();
         }
+        self.cluster.take();
     }
 }
 

@@ -167,11 +167,31 @@ impl Region {
         }
         self.scratch = sc;
         for (k, batch) in borders.into_iter().enumerate() {
-            let border = Border {
-                tick: self.tick,
-                members: batch,
+            let to = &self.neighbours[k].1;
+            let sent = if to.is_local() {
+                to.tell(Border {
+                    tick: self.tick,
+                    members: batch,
+                })
+                .is_ok()
+            } else {
+                // A region on another node (`--nodes K`): the emigrants' states go over
+                // the link and that region spawns their actors anew; the actors here
+                // stop. An object is its state and its rules, not its actor's address.
+                let objs = batch
+                    .into_iter()
+                    .map(|m| {
+                        m.actor.stop();
+                        m.obj
+                    })
+                    .collect();
+                to.tell(Emigrants {
+                    tick: self.tick,
+                    objs,
+                })
+                .is_ok()
             };
-            if self.neighbours[k].1.tell(border).is_err() {
+            if !sent {
                 cx.fail("a neighbouring region stopped during the run");
                 return;
             }
@@ -224,6 +244,7 @@ impl Actor for Region {}
 
 /// From the builder, once: the eight neighbours (with their coordinates), the
 /// coordinator and the region's initial objects.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Wire {
     pub(crate) neighbours: Vec<((u16, u16), ActorRef<Region>)>,
     pub(crate) coordinator: ActorRef<Coordinator>,
@@ -271,6 +292,7 @@ impl Handler<Wire> for Region {
 /// run), so only about one region per chain is in flight. The rules do not see the
 /// order: a region computes its `Step`s from its state committed at `tick - 1`, and
 /// borders of `tick` that arrive before its `Start` are kept apart (see [`Border`]).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Start {
     pub(crate) tick: u64,
     pub(crate) frame: bool,
@@ -369,3 +391,62 @@ impl Handler<Border> for Region {
         self.finish_if_done();
     }
 }
+
+/// From a neighbour on another node (`--nodes K`): the states of the objects that moved
+/// in at `tick`, whose actors stopped there. Counts as that neighbour's [`Border`].
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Emigrants {
+    tick: u64,
+    objs: Vec<Obj>,
+}
+
+impl Message for Emigrants {
+    type Reply = ();
+}
+
+impl Handler<Emigrants> for Region {
+    fn handle(&mut self, msg: Emigrants, cx: &mut Context<Self>) {
+        debug_assert!(msg.tick == self.tick || msg.tick == self.tick + 1);
+        let system = cx.system();
+        for obj in msg.objs {
+            let actor = system.spawn(ObjectActor {
+                obj,
+                field: self.field.clone(),
+                region: None,
+            });
+            self.file_next(Member {
+                obj,
+                actor,
+                fresh: true,
+            });
+        }
+        self.borders += 1;
+        self.finish_if_done();
+    }
+}
+
+/// What a node needs to build a region for another node (`--nodes K`): the world's
+/// size and seed (each process computes the same static [`Field`]) and where it is.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct RegionArgs {
+    pub(crate) objects: usize,
+    pub(crate) seed: u64,
+    pub(crate) at: (u16, u16),
+}
+
+impl odeon_remote::Spawnable for Region {
+    type Args = RegionArgs;
+
+    fn create(args: RegionArgs) -> Result<Self, String> {
+        Ok(Region::new(
+            rules::field_for(args.objects, args.seed),
+            args.at,
+        ))
+    }
+}
+
+odeon_remote::remote_actor!(Region = "odeon_world.Region" {
+    Wire = "odeon_world.Wire",
+    Start = "odeon_world.Start",
+    Emigrants = "odeon_world.Emigrants",
+});
