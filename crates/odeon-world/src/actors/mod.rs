@@ -244,7 +244,8 @@ impl ActorWorld {
 
     /// Actors alive once the system is quiescent (waits up to [`TICK_GUARD`]): after a
     /// run, one per object, one per region and the coordinator — the dead are stopped,
-    /// not leaked. `None` if the system did not become quiescent in time.
+    /// not leaked. `None` if the system did not become quiescent in time. On several
+    /// nodes ([`ActorWorld::on_nodes`]) this counts this process's actors only.
     pub fn live_actors(&self) -> Option<u64> {
         let system = self.system.as_ref()?;
         system
