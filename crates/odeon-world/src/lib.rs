@@ -56,6 +56,10 @@ pub enum WorldError {
     /// A frame could not be written.
     #[error("cannot write {0}: {1}")]
     Io(PathBuf, #[source] std::io::Error),
+    /// A world on several nodes (`--nodes K`) could not start its processes or link
+    /// its nodes.
+    #[error("nodes: {0}")]
+    Nodes(String),
     /// The PNG encoder failed.
     #[error("png: {0}")]
     Png(#[from] ::png::EncodingError),

@@ -50,6 +50,16 @@ struct Args {
     /// Pixels per cell in frames.
     #[arg(long, default_value_t = 2)]
     png_scale: usize,
+    /// Spread the actor world's regions over this many processes on loopback
+    /// (odeon-remote nodes); same checksums as one
+    #[arg(long, default_value_t = 1)]
+    nodes: usize,
+    /// Internal: run as child node N of a `--nodes` world (started by node 0)
+    #[arg(long, hide = true)]
+    node_child: Option<usize>,
+    /// Internal: node 0's address, for `--node-child`
+    #[arg(long, hide = true)]
+    join: Option<std::net::SocketAddr>,
 }
 
 fn progress(tick: u64, of: u64, objects: usize) {
@@ -99,7 +109,13 @@ fn run(args: &Args) -> Result<(f64, u64), WorldError> {
             Ok((start.elapsed().as_secs_f64(), checksum))
         }
         Impl::Actors => {
-            let mut world = ActorWorld::new(args.objects, args.seed, args.workers)?;
+            let mut world = if args.nodes > 1 {
+                let exe = std::env::current_exe()
+                    .map_err(|e| WorldError::Nodes(format!("cannot find this binary: {e}")))?;
+                ActorWorld::on_nodes(args.objects, args.seed, args.workers, args.nodes, &exe)?
+            } else {
+                ActorWorld::new(args.objects, args.seed, args.workers)?
+            };
             let field = world.field().clone();
             let start = Instant::now();
             let mut failed = None;
@@ -123,6 +139,19 @@ fn run(args: &Args) -> Result<(f64, u64), WorldError> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(index) = args.node_child {
+        let Some(join) = args.join else {
+            eprintln!("error: --node-child needs --join");
+            return ExitCode::FAILURE;
+        };
+        return match odeon_world::actors::nodes::serve(index, args.nodes, join, args.workers) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: node {index}: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match run(&args) {
         Ok((seconds, checksum)) => {
             eprintln!();

@@ -8,7 +8,7 @@
 //! the cell, in id order.
 
 /// What an object is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// Static; makes trees nearby regrow faster and attracts creatures.
     Planet,
@@ -19,7 +19,7 @@ pub enum Kind {
 }
 
 /// One object's whole state. Small and `Copy`: it travels in messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Obj {
     /// Unique for the whole run: `0..objects` at the start, [`child_id`] for births.
     pub id: u64,
@@ -158,6 +158,30 @@ pub fn obj_hash(o: &Obj) -> u64 {
 
 fn wrap(v: u16, d: i8, side: u16) -> u16 {
     ((v as i32 + d as i32).rem_euclid(side as i32)) as u16
+}
+
+/// The static field of the world [`initial`] builds for `objects` and `seed`, computed
+/// once per process and shared: a node that hosts regions of a world spread over
+/// processes (`--nodes K`) builds each of its regions from it.
+///
+/// ```
+/// use odeon_world::rules::{field_for, initial};
+///
+/// let a = field_for(400, 3);
+/// assert!(std::sync::Arc::ptr_eq(&a, &field_for(400, 3))); // computed once
+/// assert_eq!(a.side, initial(400, 3).0.side);
+/// ```
+pub fn field_for(objects: usize, seed: u64) -> std::sync::Arc<Field> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Fields = Mutex<HashMap<(usize, u64), Arc<Field>>>;
+    static FIELDS: OnceLock<Fields> = OnceLock::new();
+    let fields = FIELDS.get_or_init(Fields::default);
+    let mut fields = fields.lock().unwrap_or_else(|e| e.into_inner());
+    fields
+        .entry((objects, seed))
+        .or_insert_with(|| Arc::new(initial(objects, seed).0))
+        .clone()
 }
 
 /// Builds the world for `objects` objects and `seed`: 1% planets (at least one), 40%

@@ -85,6 +85,24 @@ fn a_world_of_sixteen_regions_agrees_too() {
 }
 
 #[test]
+fn start_chains_longer_than_one_region_agree_on_one_worker() {
+    // One worker runs two start chains (see `actors` module docs): on 4 × 4 regions each
+    // chain starts eight regions one after another, and borders of a tick reach regions
+    // of the other chain before their own `Start` of that tick.
+    let objects = 2_000;
+    let mut shared = SharedWorld::new(objects, 5);
+    let mut actors = ActorWorld::new(objects, 5, 1).expect("the actor world starts");
+    assert_eq!(actors.field().regions_per_side(), 4);
+    let reports = actors.run(80, 0, |_| {}).expect("the actor world runs");
+    actors.shutdown();
+    assert_eq!(reports.len(), 80);
+    for r in &reports {
+        assert_eq!(r.checksum, shared.step(), "checksum of tick {}", r.tick);
+        assert_eq!(r.objects, shared.objects().len());
+    }
+}
+
+#[test]
 fn the_dead_are_stopped_and_the_born_are_actors() {
     let mut w = ActorWorld::new(OBJECTS, 4, 2).expect("the actor world starts");
     let regions = u64::from(w.field().regions_per_side()).pow(2);

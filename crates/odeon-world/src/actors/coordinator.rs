@@ -22,6 +22,9 @@ pub struct TickReport {
 
 pub(crate) struct Coordinator {
     pub(crate) regions: Vec<ActorRef<Region>>,
+    /// How many regions the coordinator starts itself (the heads of the start chains,
+    /// `regions[..heads]`); each region starts the next of its chain once resolved.
+    heads: usize,
     pub(crate) out: Sender<TickReport>,
     tick: u64,
     last: u64,
@@ -33,9 +36,14 @@ pub(crate) struct Coordinator {
 }
 
 impl Coordinator {
-    pub(crate) fn new(regions: Vec<ActorRef<Region>>, out: Sender<TickReport>) -> Self {
+    pub(crate) fn new(
+        regions: Vec<ActorRef<Region>>,
+        heads: usize,
+        out: Sender<TickReport>,
+    ) -> Self {
         Coordinator {
             regions,
+            heads,
             out,
             tick: 0,
             last: 0,
@@ -54,7 +62,7 @@ impl Coordinator {
         self.objects = 0;
         let frame = self.frame_every != 0 && self.tick.is_multiple_of(self.frame_every);
         self.frame = frame.then(Vec::new);
-        for r in &self.regions {
+        for r in &self.regions[..self.heads] {
             if r.tell(Start {
                 tick: self.tick,
                 frame,
@@ -92,6 +100,7 @@ impl Handler<Run> for Coordinator {
 }
 
 /// From a region: it has committed `tick`; its share of the checksum.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Done {
     pub(crate) tick: u64,
     pub(crate) checksum: u64,
@@ -130,3 +139,6 @@ impl Handler<Done> for Coordinator {
         }
     }
 }
+
+// Regions on other nodes (`--nodes K`) report to the coordinator over a link.
+odeon_remote::remote_actor!(Coordinator = "odeon_world.Coordinator" { Done = "odeon_world.Done" });

@@ -2,9 +2,13 @@
 //! coordinator.
 //!
 //! A tick, barrier-synchronised:
-//! 1. the coordinator tells every region `Start(t)`;
-//! 2. a region computes its cells' summaries from the state it committed at `t - 1` and
-//!    sends each of its objects a `Step` (that state, applied first, and the summary);
+//! 1. the coordinator tells `Start(t)` to the first region of each of a few *start
+//!    chains* (two per worker); a region starts the next region of its chain once it
+//!    has resolved `t` (step 4), so that only a few regions' objects are in flight, and
+//!    in cache, at a time;
+//! 2. a region sends each of its objects a `Step`: the state it committed for it at
+//!    `t - 1` (applied first) and the summary of its cell at `t - 1` (summed up as the
+//!    region filed its members for `t - 1`);
 //! 3. each creature decides ([`rules::decide`]) and reports its state and intent to
 //!    the region; a tree or a planet only takes its state, since its intent is always
 //!    `Stay` ([`rules::decides`]) and the region files that itself;
@@ -20,6 +24,7 @@
 //! checksum is commutative. So the checksums do not depend on the number of workers.
 
 mod coordinator;
+pub mod nodes;
 mod object;
 mod region;
 
@@ -52,6 +57,9 @@ use crate::rules::{self, Field};
 /// ```
 #[derive(Debug)]
 pub struct ActorWorld {
+    /// Set for a world on several nodes: the node and the children; dropped (children
+    /// killed) after the system.
+    cluster: Option<nodes::Cluster>,
     system: Option<System>,
     field: Arc<Field>,
     coordinator: ActorRef<Coordinator>,
@@ -63,6 +71,37 @@ pub struct ActorWorld {
 /// hang, far above any real tick).
 pub const TICK_GUARD: Duration = Duration::from_secs(600);
 
+/// A system tuned for this workload (measured at 100,000 objects): an object gets one
+/// message per tick, so an emptied mailbox is not worth lingering on; no handler
+/// blocks, so spare workers for stuck ones only add threads to a loaded machine; and
+/// every tick is a burst then a barrier, which the adaptive throttle's probes misread.
+fn tuned_system(workers: usize) -> System {
+    let mut builder = System::builder();
+    if workers > 0 {
+        builder = builder.workers(workers);
+    }
+    builder
+        .linger_rounds(0)
+        .max_spare_workers(0)
+        .adaptive_workers(false)
+        .build()
+}
+
+/// How many start chains the coordinator runs (see `region::Start`): enough for every
+/// worker to have a region's objects to run, and a few spare for the tail of a region
+/// (its trees' and planets' one-way steps) to overlap the next region's start.
+fn start_chains(workers: usize) -> usize {
+    let workers = if workers > 0 {
+        workers
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    };
+    // Measured at 100,000 objects on 2 workers (2026-11-28, CPU time, interleaved):
+    // 2, 4 and 8 chains within noise of each other, all about 20% under starting
+    // every region at once.
+    2 * workers
+}
+
 impl ActorWorld {
     /// The world [`rules::initial`] builds for `objects` and `seed`, on a system with
     /// `workers` workers (0: one per core). Spawns one actor per object and region; the
@@ -71,34 +110,64 @@ impl ActorWorld {
     /// # Errors
     /// [`WorldError::Stalled`] if a region failed to spawn its objects.
     pub fn new(objects: usize, seed: u64, workers: usize) -> Result<Self, WorldError> {
+        Self::build(objects, seed, workers, None)
+    }
+
+    /// The same world with its regions spread over `nodes` processes on loopback
+    /// (odeon-remote nodes): this process is node 0 (the coordinator and the first
+    /// rows of regions); it starts `nodes - 1` children by running `exe` with the
+    /// arguments [`nodes::child_args`] gives, which must call [`nodes::serve`] (the
+    /// `odeon-world` binary does, for `--node-child`). Regions are dealt out by rows;
+    /// an object that moves into a region of another node is spawned there anew and
+    /// its actor here stops. The checksums are those of [`ActorWorld::new`]. The
+    /// children are killed when the world shuts down or is dropped.
+    ///
+    /// # Errors
+    /// [`WorldError::Nodes`] if a child or a node cannot be started or linked;
+    /// [`WorldError::Stalled`] if a region failed to spawn its objects.
+    pub fn on_nodes(
+        objects: usize,
+        seed: u64,
+        workers: usize,
+        nodes: usize,
+        exe: &std::path::Path,
+    ) -> Result<Self, WorldError> {
+        Self::build(objects, seed, workers, Some((nodes.max(1), exe)))
+    }
+
+    fn build(
+        objects: usize,
+        seed: u64,
+        workers: usize,
+        nodes: Option<(usize, &std::path::Path)>,
+    ) -> Result<Self, WorldError> {
         let (field, objs) = rules::initial(objects, seed);
         let field = Arc::new(field);
-        let mut builder = System::builder();
-        if workers > 0 {
-            builder = builder.workers(workers);
-        }
-        // Tuned for this workload (measured at 100,000 objects): an object gets one
-        // message per tick, so an emptied mailbox is not worth lingering on; no handler
-        // blocks, so spare workers for stuck ones only add threads to a loaded machine;
-        // and every tick is a burst then a barrier, which the adaptive throttle's probes
-        // misread.
-        builder = builder
-            .linger_rounds(0)
-            .max_spare_workers(0)
-            .adaptive_workers(false);
-        let system = builder.build();
+        let system = tuned_system(workers);
         let n = field.regions_per_side();
         let at = |i: usize| ((i % n as usize) as u16, (i / n as usize) as u16);
-        let regions: Vec<ActorRef<Region>> = (0..n as usize * n as usize)
-            .map(|i| system.spawn(Region::new(field.clone(), at(i))))
-            .collect();
+        let count = n as usize * n as usize;
+        let (cluster, regions) = match nodes {
+            Some((k, exe)) if k > 1 => {
+                let cluster = nodes::Cluster::start(&system, k, exe, workers)?;
+                let regions = cluster.spawn_regions(&system, &field, objects, seed, count)?;
+                (Some(cluster), regions)
+            }
+            _ => {
+                let regions = (0..count)
+                    .map(|i| system.spawn(Region::new(field.clone(), at(i))))
+                    .collect();
+                (None, regions)
+            }
+        };
         let mut by_region: Vec<Vec<rules::Obj>> = vec![Vec::new(); regions.len()];
         for o in objs {
             let (rx, ry) = field.region_of(o.x, o.y);
             by_region[ry as usize * n as usize + rx as usize].push(o);
         }
         let (tx, rx) = channel();
-        let coordinator = system.spawn(Coordinator::new(regions.clone(), tx));
+        let heads = start_chains(workers).min(regions.len());
+        let coordinator = system.spawn(Coordinator::new(regions.clone(), heads, tx));
         let mut wired = Vec::with_capacity(regions.len());
         for (i, objects) in by_region.into_iter().enumerate() {
             let (x, y) = at(i);
@@ -119,6 +188,8 @@ impl ActorWorld {
             let wire = Wire {
                 neighbours,
                 coordinator: coordinator.clone(),
+                // Chain `i % heads`: regions `i, i + heads, i + 2 * heads, ...`.
+                chain_next: regions.get(i + heads).cloned(),
                 objects,
             };
             wired.push(regions[i].ask(wire).timeout(TICK_GUARD));
@@ -129,6 +200,7 @@ impl ActorWorld {
             system.block_on(ask).map_err(|_| WorldError::Stalled)?;
         }
         Ok(ActorWorld {
+            cluster,
             system: Some(system),
             field,
             coordinator,
@@ -172,7 +244,8 @@ impl ActorWorld {
 
     /// Actors alive once the system is quiescent (waits up to [`TICK_GUARD`]): after a
     /// run, one per object, one per region and the coordinator — the dead are stopped,
-    /// not leaked. `None` if the system did not become quiescent in time.
+    /// not leaked. `None` if the system did not become quiescent in time. On several
+    /// nodes ([`ActorWorld::on_nodes`]) this counts this process's actors only.
     pub fn live_actors(&self) -> Option<u64> {
         let system = self.system.as_ref()?;
         system
@@ -185,6 +258,7 @@ impl ActorWorld {
         if let Some(system) = self.system.take() {
             system.shutdown();
         }
+        self.cluster.take();
     }
 }
 

@@ -30,6 +30,8 @@ pub(crate) struct Region {
     at: (u16, u16),
     neighbours: Vec<((u16, u16), ActorRef<Region>)>,
     coordinator: Option<ActorRef<Coordinator>>,
+    /// The region this one starts once it has resolved a tick (its start chain).
+    chain_next: Option<ActorRef<Region>>,
     members: Vec<Member>,
     tick: u64,
     frame: bool,
@@ -37,6 +39,13 @@ pub(crate) struct Region {
     outstanding: usize,
     resolved: bool,
     next: Vec<Member>,
+    /// The committed members' cell summaries (what `Start` hands out), and those of
+    /// `next`, kept up to date as members are filed into it: the commit then needs no
+    /// pass over the members to summarise them, and `Start` only one (sending).
+    summaries: Vec<CellSummary>,
+    next_summaries: Vec<CellSummary>,
+    /// Wrapping sum of [`rules::obj_hash`] over `next`, kept as members are filed.
+    next_checksum: u64,
     borders: usize,
     /// Buffers reused from tick to tick (allocation showed in profiles).
     scratch: Scratch,
@@ -48,7 +57,6 @@ struct Scratch {
     pairs: Vec<(Obj, Intent)>,
     actors: Vec<Option<ActorRef<ObjectActor>>>,
     out: Vec<(Obj, Origin)>,
-    summaries: Vec<CellSummary>,
 }
 
 impl Region {
@@ -58,6 +66,7 @@ impl Region {
             at,
             neighbours: Vec::new(),
             coordinator: None,
+            chain_next: None,
             members: Vec::new(),
             tick: 0,
             frame: false,
@@ -65,6 +74,9 @@ impl Region {
             outstanding: 0,
             resolved: false,
             next: Vec::new(),
+            summaries: Vec::new(),
+            next_summaries: Vec::new(),
+            next_checksum: 0,
             borders: 0,
             scratch: Scratch::default(),
         }
@@ -73,6 +85,31 @@ impl Region {
     fn local_cell(&self, o: &Obj) -> usize {
         let r = self.field.region_side as usize;
         (o.y as usize % r) * r + o.x as usize % r
+    }
+
+    /// Files a member for the next tick, counting it in the next tick's summaries and
+    /// checksum while its state is in cache. Summaries and checksum are sums, so the
+    /// order members are filed in (own cells, then borders as they arrive) does not
+    /// matter.
+    fn file_next(&mut self, member: Member) {
+        let cell = self.local_cell(&member.obj);
+        self.next_summaries[cell].add(&member.obj);
+        self.next_checksum = self
+            .next_checksum
+            .wrapping_add(rules::obj_hash(&member.obj));
+        self.next.push(member);
+    }
+
+    /// Makes `next` (filled, summarised) the members, and starts an empty `next`,
+    /// reusing the old members' buffers (empty by now: `resolve` drained them).
+    fn commit_next(&mut self) {
+        debug_assert!(self.members.is_empty());
+        std::mem::swap(&mut self.members, &mut self.next);
+        std::mem::swap(&mut self.summaries, &mut self.next_summaries);
+        let cells = self.field.region_side as usize * self.field.region_side as usize;
+        self.next_summaries.clear();
+        self.next_summaries.resize(cells, CellSummary::default());
+        self.next_checksum = 0;
     }
 
     /// Resolves every cell of the region once every object has reported, in cell
@@ -117,7 +154,7 @@ impl Region {
                 let fresh = origin == Origin::Born || to != self.at;
                 let member = Member { obj, actor, fresh };
                 if to == self.at {
-                    self.next.push(member);
+                    self.file_next(member);
                 } else if let Some(k) = self.neighbours.iter().position(|(at, _)| *at == to) {
                     borders[k].push(member);
                 }
@@ -130,17 +167,50 @@ impl Region {
         }
         self.scratch = sc;
         for (k, batch) in borders.into_iter().enumerate() {
-            let border = Border {
-                tick: self.tick,
-                members: batch,
+            let to = &self.neighbours[k].1;
+            let sent = if to.is_local() {
+                to.tell(Border {
+                    tick: self.tick,
+                    members: batch,
+                })
+                .is_ok()
+            } else {
+                // A region on another node (`--nodes K`): the emigrants' states go over
+                // the link and that region spawns their actors anew; the actors here
+                // stop. An object is its state and its rules, not its actor's address.
+                let objs = batch
+                    .into_iter()
+                    .map(|m| {
+                        m.actor.stop();
+                        m.obj
+                    })
+                    .collect();
+                to.tell(Emigrants {
+                    tick: self.tick,
+                    objs,
+                })
+                .is_ok()
             };
-            if self.neighbours[k].1.tell(border).is_err() {
+            if !sent {
                 cx.fail("a neighbouring region stopped during the run");
                 return;
             }
         }
         self.reports.clear();
         self.resolved = true;
+        // Only now start the next region of the chain: its objects' cells and messages
+        // are then touched after this region's are done with, so a few regions' worth
+        // are in cache at a time rather than the whole world's (see `Start`).
+        if let Some(next) = &self.chain_next {
+            let start = Start {
+                tick: self.tick,
+                frame: self.frame,
+            };
+            if next.tell(start).is_err() {
+                cx.fail("a region of the start chain stopped during the run");
+                return;
+            }
+        }
         self.finish_if_done();
     }
 
@@ -153,12 +223,8 @@ impl Region {
         // before its `Start` does.
         self.borders = 0;
         self.resolved = false;
-        self.members = std::mem::take(&mut self.next);
-        let checksum = self
-            .members
-            .iter()
-            .map(|m| rules::obj_hash(&m.obj))
-            .fold(0, u64::wrapping_add);
+        let checksum = self.next_checksum;
+        self.commit_next();
         let frame = self
             .frame
             .then(|| self.members.iter().map(|m| m.obj).collect());
@@ -178,9 +244,12 @@ impl Actor for Region {}
 
 /// From the builder, once: the eight neighbours (with their coordinates), the
 /// coordinator and the region's initial objects.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Wire {
     pub(crate) neighbours: Vec<((u16, u16), ActorRef<Region>)>,
     pub(crate) coordinator: ActorRef<Coordinator>,
+    /// The next region of this one's start chain, if any (see [`Start`]).
+    pub(crate) chain_next: Option<ActorRef<Region>>,
     pub(crate) objects: Vec<Obj>,
 }
 
@@ -192,24 +261,38 @@ impl Handler<Wire> for Region {
     fn handle(&mut self, msg: Wire, cx: &mut Context<Self>) {
         self.neighbours = msg.neighbours;
         self.coordinator = Some(msg.coordinator);
+        self.chain_next = msg.chain_next;
         let system = cx.system();
-        self.members = msg
-            .objects
-            .into_iter()
-            .map(|obj| Member {
+        self.commit_next(); // sizes the summaries
+        for obj in msg.objects {
+            let actor = system.spawn(ObjectActor {
                 obj,
-                actor: system.spawn(ObjectActor {
-                    obj,
-                    field: self.field.clone(),
-                    region: None,
-                }),
+                field: self.field.clone(),
+                region: None,
+            });
+            self.file_next(Member {
+                obj,
+                actor,
                 fresh: true,
-            })
-            .collect();
+            });
+        }
+        self.commit_next();
     }
 }
 
-/// From the coordinator: start `tick`.
+/// From the coordinator (a chain's head) or the previous region of its start chain:
+/// start `tick`.
+///
+/// Regions are started in a few chains rather than all at once: a region sends each of
+/// its objects a `Step`, which touches the object's cell and allocates a message, and
+/// the object's turn touches them again. With every region started at once, every
+/// object's cell and message is touched before the first turn runs, and at 100,000
+/// objects that is more than the last-level cache holds: the turn misses again. A
+/// chain starts its next region once this one has resolved (its creatures have all
+/// run), so only about one region per chain is in flight. The rules do not see the
+/// order: a region computes its `Step`s from its state committed at `tick - 1`, and
+/// borders of `tick` that arrive before its `Start` are kept apart (see [`Border`]).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(crate) struct Start {
     pub(crate) tick: u64,
     pub(crate) frame: bool,
@@ -225,12 +308,6 @@ impl Handler<Start> for Region {
         self.frame = msg.frame;
         self.resolved = false;
         let r = self.field.region_side as usize;
-        let mut summaries = std::mem::take(&mut self.scratch.summaries);
-        summaries.clear();
-        summaries.resize(r * r, CellSummary::default());
-        for m in &self.members {
-            summaries[self.local_cell(&m.obj)].add(&m.obj);
-        }
         self.reports.clear();
         self.reports.resize(self.members.len(), None);
         self.outstanding = 0;
@@ -254,7 +331,7 @@ impl Handler<Start> for Region {
                 tick: msg.tick,
                 slot: slot as u32,
                 state: m.obj,
-                summary: summaries[local],
+                summary: self.summaries[local],
                 region: std::mem::take(&mut m.fresh).then(|| me.clone()),
                 report,
             };
@@ -263,7 +340,6 @@ impl Handler<Start> for Region {
                 return;
             }
         }
-        self.scratch.summaries = summaries;
         if self.outstanding == 0 {
             self.resolve(cx);
         }
@@ -308,8 +384,69 @@ impl Message for Border {
 impl Handler<Border> for Region {
     fn handle(&mut self, msg: Border, _cx: &mut Context<Self>) {
         debug_assert!(msg.tick == self.tick || msg.tick == self.tick + 1);
-        self.next.extend(msg.members);
+        for member in msg.members {
+            self.file_next(member);
+        }
         self.borders += 1;
         self.finish_if_done();
     }
 }
+
+/// From a neighbour on another node (`--nodes K`): the states of the objects that moved
+/// in at `tick`, whose actors stopped there. Counts as that neighbour's [`Border`].
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Emigrants {
+    tick: u64,
+    objs: Vec<Obj>,
+}
+
+impl Message for Emigrants {
+    type Reply = ();
+}
+
+impl Handler<Emigrants> for Region {
+    fn handle(&mut self, msg: Emigrants, cx: &mut Context<Self>) {
+        debug_assert!(msg.tick == self.tick || msg.tick == self.tick + 1);
+        let system = cx.system();
+        for obj in msg.objs {
+            let actor = system.spawn(ObjectActor {
+                obj,
+                field: self.field.clone(),
+                region: None,
+            });
+            self.file_next(Member {
+                obj,
+                actor,
+                fresh: true,
+            });
+        }
+        self.borders += 1;
+        self.finish_if_done();
+    }
+}
+
+/// What a node needs to build a region for another node (`--nodes K`): the world's
+/// size and seed (each process computes the same static [`Field`]) and where it is.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct RegionArgs {
+    pub(crate) objects: usize,
+    pub(crate) seed: u64,
+    pub(crate) at: (u16, u16),
+}
+
+impl odeon_remote::Spawnable for Region {
+    type Args = RegionArgs;
+
+    fn create(args: RegionArgs) -> Result<Self, String> {
+        Ok(Region::new(
+            rules::field_for(args.objects, args.seed),
+            args.at,
+        ))
+    }
+}
+
+odeon_remote::remote_actor!(Region = "odeon_world.Region" {
+    Wire = "odeon_world.Wire",
+    Start = "odeon_world.Start",
+    Emigrants = "odeon_world.Emigrants",
+});
