@@ -33,6 +33,7 @@ mod name_value;
 mod outbox;
 mod peer;
 mod registry;
+mod sharing;
 
 use std::any::Any;
 use std::collections::HashMap;

@@ -75,7 +75,7 @@ mod bestow;
 mod reserve;
 mod session;
 
-pub use batch::Batch;
+pub use batch::{Batch, DetachedBatch};
 pub use bestow::{Bestowed, BestowedAsk, Serve};
 pub use reserve::{Reservation, Reserve};
 
@@ -92,10 +92,18 @@ pub enum BatchError {
     /// The actor's bounded mailbox has fewer free slots than the batch has messages.
     #[error("the actor's mailbox has no room for the whole batch")]
     Full,
-    /// The actor is on another node (a remote ref, or a mobile actor that moved
-    /// away); batches are local only.
-    #[error("atomic batches to remote actors are not supported")]
+    /// The actor is a mobile actor that moved to another node (or the ref goes
+    /// through a transport without batches): the batch cannot be kept whole on the
+    /// way. Batches to ordinary remote refs are supported.
+    #[error("atomic batches to this actor are not supported (it moved to another node)")]
     Remote,
+    /// The actor's node is gone (left or lost): nothing was sent.
+    #[error("the actor's node cannot be reached")]
+    Unreachable,
+    /// A message of the batch to a remote actor is not in its remote interface (or
+    /// did not encode, or the batch is larger than a frame): nothing was sent.
+    #[error("a message of the batch cannot be sent to the remote actor")]
+    NotRemote,
 }
 
 /// Why a reservation could not be obtained.
@@ -105,10 +113,14 @@ pub enum ReserveError {
     /// The actor had stopped, or stopped before granting it.
     #[error("the actor stopped before the reservation was granted")]
     Stopped,
-    /// The actor is on another node (a remote ref, or a mobile actor that moved
-    /// away); reservations are local only for now.
-    #[error("reservations of remote actors are not supported")]
+    /// The actor is a mobile actor that moved to another node (or the ref goes
+    /// through a transport without reservations). Ordinary remote refs can be
+    /// reserved.
+    #[error("this actor cannot be reserved (it moved to another node)")]
     Remote,
+    /// The actor's node could not be reached, or was lost before the grant.
+    #[error("the actor's node cannot be reached")]
+    Unreachable,
 }
 
 /// How a [`Reservation`] ended.
@@ -121,6 +133,9 @@ pub enum Ended {
     LeaseExpired,
     /// The actor stopped, was asked to stop, failed, or a handler asked it to move.
     ActorStopped,
+    /// The reservation of a remote actor: the link between the holder's node and
+    /// the actor's node was lost (at the actor's node this ends it as a release).
+    NodeLost,
 }
 
 /// Why a use of a [`Bestowed`] object failed.
