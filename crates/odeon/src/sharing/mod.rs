@@ -48,27 +48,58 @@
 //! between cores on every use. Encore measured 5.3× for bestow and 4.8× for its
 //! atomic mailbox.
 //!
-//! # Across nodes: what happens today
+//! # Across nodes (with `odeon-remote`)
 //!
-//! All three are local to the actor's node; every remote case fails with a typed
-//! error, never with a partial or interleaved delivery:
+//! Batches and reservations work on refs to actors on other nodes, with the same
+//! guarantees as locally; each has a cost and a failure behaviour of its own.
 //!
-//! - A batch to a remote ref ([`ActorRef::atomic`], [`Batch::send`]) fails with
-//!   [`BatchError::Remote`] and sends nothing; its asks fail with
-//!   [`AskError::Unreachable`](crate::AskError::Unreachable). The same holds for a
-//!   local ref to a mobile actor that has moved to another node.
-//! - Reserving a remote ref (or a local ref to a mobile actor that has moved away)
-//!   fails with [`ReserveError::Remote`]. So a reservation's holder is always on the
-//!   actor's node, and "the holder's node is lost mid-reservation" cannot happen;
-//!   mail from other nodes waits behind a local reservation like any mail, in order. A holder that stops responding is cut off
-//!   by its lease; a holder that is dropped (its task panics or is cancelled) ends
-//!   the reservation at once.
+//! - **Batch to a remote ref** ([`ActorRef::atomic`], [`Batch::send`]). The whole
+//!   batch travels as **one frame** (one outbox place) and the actor's node decodes
+//!   every message before pushing any, then pushes them as one run (the local
+//!   batch path): no other sender's message, local or from any node, is handled
+//!   between them. It is all or nothing *at the receiving node*: a frame arrives
+//!   whole or not at all (a lost link drops whole frames), a message that does not
+//!   decode fails the whole batch before anything is pushed, and the push is one
+//!   atomic operation. Asks inside it get their replies as remote asks do.
+//!   Failures: refused whole, nothing sent, with [`BatchError::NotRemote`] (a
+//!   message not in the actor's remote interface), [`BatchError::Unreachable`]
+//!   (node gone), [`BatchError::Stopped`] (actor known stopped),
+//!   [`BatchError::Full`] (outbox full); after sending, a stopped actor fails the
+//!   batch's asks with [`AskError::Stopped`](crate::AskError::Stopped) and a lost
+//!   node with `Unreachable` (outcome unknown, as for any remote ask, but the batch
+//!   was handled whole or not at all). Cost: one frame for `n` messages instead of
+//!   `n` frames.
+//! - **Reservation of a remote ref** ([`ActorRef::reserve`]). Opening it costs one
+//!   round trip: the request travels to the actor's node, which reserves the actor
+//!   there (in mailbox order, FIFO with the rest of its mail) and answers once
+//!   granted. Each message through the [`Reservation`] then costs what a remote
+//!   `tell` (or `ask`) costs, and travels tagged with the session; the actor's node
+//!   hands it to its local reservation, in order. Dropping or releasing the
+//!   reservation sends a release, which arrives after the messages sent before it.
+//!   The **lease is kept at the actor's node**, counted from its grant there: a slow
+//!   or stalled holder cannot extend it. **Losing the holder's node** (its link is
+//!   declared lost) ends the reservation at the actor's node, as a release: what
+//!   arrived is handled, then the other mail flows. The holder's
+//!   [`Reservation::ended`] is its own view: `Released`, `LeaseExpired` by its own
+//!   count (which starts later than the owner's), or [`Ended::NodeLost`]; an end
+//!   decided at the actor's node alone (the actor stopped or moved) shows as asks
+//!   failing with `Stopped`, and tells through it are then dropped (at most once,
+//!   like remote tells). Reserving a stopped actor fails with
+//!   [`ReserveError::Stopped`], one on a lost node with
+//!   [`ReserveError::Unreachable`].
+//! - **Mobile actors.** A reserved actor that is asked to move (a handler calls
+//!   `migrate_to`, or a move request arrives) **ends the reservation**
+//!   ([`Ended::ActorStopped`]) and then moves. A ref that reaches a mobile actor
+//!   through the mobility layer (from another node, or a local ref after the actor
+//!   moved away) cannot keep a batch whole or a session pinned to one node on the
+//!   way, so it refuses batches and reservations whole with [`BatchError::Remote`]
+//!   and [`ReserveError::Remote`] (the batch's asks fail with `Unreachable`).
 //! - A [`Bestowed`] handle cannot be sent to another node: it is not serializable, so
 //!   a remote message that carries one does not compile (`remote_actor!` requires
 //!   every message of an interface to be `Serialize + Deserialize`). To use an object
 //!   from another node, send messages to its owner, whose interface is remote.
-//! - A mobile actor should not be moved while reserved: a move request ends the
-//!   reservation ([`Ended::ActorStopped`]).
+//! - A reservation taken on the actor's own node holds back mail from other nodes
+//!   too, which waits in order.
 
 mod batch;
 mod bestow;

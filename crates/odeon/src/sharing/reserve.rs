@@ -46,8 +46,12 @@ use crate::{Actor, ActorRef, Ask, AskError, Handles, Message, TellError, default
 /// - **Stop.** A stop request ends the reservation after the current message; a kill
 ///   or a panic ends it at once.
 /// - Messages sent through a reservation bypass a bounded mailbox's limit (they never
-///   enter the mailbox). Remote actors cannot be reserved (yet), and a mobile actor
-///   should not be moved while reserved (a move request ends the reservation).
+///   enter the mailbox). A mobile actor asked to move while reserved ends the
+///   reservation ([`Ended::ActorStopped`]), then moves.
+/// - **Remote actors** can be reserved (with `odeon-remote`): one round trip to open,
+///   then each message costs a remote tell; the lease is kept at the actor's node,
+///   and losing the holder's node ends it there. See `odeon::sharing` ("Across
+///   nodes") for the failure behaviour.
 /// - Under [`testkit::Sim`](crate::testkit::Sim) the lease is kept on the wall clock,
 ///   not the virtual one.
 ///
