@@ -44,12 +44,18 @@ fn a_reserved_mobile_actor_asked_to_move_ends_the_reservation_then_moves() {
     let r = h.system.block_on(tally.reserve()).unwrap();
     r.tell(Note(1, 1)).unwrap();
     r.tell(GoTo(a.node().id().clone())).unwrap();
-    eventually(WAIT, || (r.ended() == Some(Ended::ActorStopped)).then_some(()))
-        .expect("the move request ends the reservation");
+    eventually(WAIT, || {
+        (r.ended() == Some(Ended::ActorStopped)).then_some(())
+    })
+    .expect("the move request ends the reservation");
     eventually(WAIT, || hosted_on(a).then_some(())).expect("the actor moved to a");
     // Through the old local ref (now a stub), batches and reservations say why.
     assert_eq!(
-        tally.atomic(|b| { b.tell(Note(1, 2)); }).err(),
+        tally
+            .atomic(|b| {
+                b.tell(Note(1, 2));
+            })
+            .err(),
         Some(BatchError::Remote)
     );
     assert_eq!(
