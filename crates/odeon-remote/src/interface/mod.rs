@@ -13,6 +13,7 @@
 
 mod entry;
 mod mobility;
+mod object;
 mod sharing;
 
 use std::any::{Any, TypeId};
@@ -24,6 +25,7 @@ use odeon::{ActorId, ActorRef, RemoteActor, Terminated};
 pub use entry::MessageEntry;
 pub(crate) use entry::{DecodeReply, ReplyRoute, SharedCodec, ask_error};
 pub use mobility::Mobility;
+pub use object::{ObjectEntry, ObjectInterface};
 pub(crate) use sharing::{SharingOps, WireReply};
 
 /// The remote interface of one actor type (built by `remote_actor!`).

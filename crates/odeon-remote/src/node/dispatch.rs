@@ -138,6 +138,17 @@ impl NodeInner {
                 payload,
             } => self.session_message(peer, session, Some(request), (&message, &payload)),
             Traffic::Release { session } => self.session_release(peer, session),
+            Traffic::ObjectTell {
+                object,
+                message,
+                payload,
+            } => self.object_use(peer, object, None, (&message, &payload)),
+            Traffic::ObjectAsk {
+                object,
+                request,
+                message,
+                payload,
+            } => self.object_use(peer, object, Some(request), (&message, &payload)),
             // Protocol version 3's mobility frames, for the node's mobile entries
             // (`crate::migration`).
             other @ (Traffic::MTell { .. }

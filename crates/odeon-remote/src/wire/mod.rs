@@ -50,7 +50,8 @@
 //! Also within version 4, five variants appended last carry sharing across nodes
 //! (issue 16): `Batch` (an atomic batch in one frame, with [`BatchItem`]s),
 //! `Reserve`, `SessionTell`, `SessionAsk` and `Release` (a reservation held from
-//! another node). Only a node whose application batches or reserves a remote ref
+//! another node), `ObjectTell` and `ObjectAsk` (uses of a bestowed object through a
+//! handle from another node, [`ObjectRef`]). Only a node whose application batches or reserves a remote ref
 //! sends them; see `wire/sharing.rs` for why the version is not bumped.
 //!
 //! # Bounds
@@ -72,8 +73,8 @@ use serde::{Deserialize, Serialize};
 
 pub use frame::{FrameReader, FrameWriter};
 pub use traffic::{
-    BatchItem, Outcome, QueuedMessage, Traffic, WireFailure, WireMigrateRefusal, WireRef,
-    WireStopReason, WireTrace,
+    BatchItem, ObjectRef, Outcome, QueuedMessage, Traffic, WireFailure, WireMigrateRefusal,
+    WireRef, WireStopReason, WireTrace,
 };
 
 /// The protocol version this build speaks.

@@ -469,9 +469,34 @@ pub enum Traffic<'a> {
         /// The session (its `Reserve`'s request id).
         session: u64,
     },
+    /// A one-way use of a bestowed object exported here ([`ObjectRef::token`]).
+    ObjectTell {
+        /// The object's export token on this node.
+        object: u64,
+        /// The message's wire name (`remote_object!`).
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+        /// The message, postcard-encoded.
+        #[serde(borrow)]
+        payload: Cow<'a, [u8]>,
+    },
+    /// A use that wants a reply: a [`Traffic::Reply`] whose bytes are a postcard
+    /// `Result<Reply, u8>` (the code of the owner's node's `BestowError`).
+    ObjectAsk {
+        /// The object's export token on this node.
+        object: u64,
+        /// Chosen by the asking node (as in `Ask`).
+        request: u64,
+        /// The message's wire name.
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+        /// The message, postcard-encoded.
+        #[serde(borrow)]
+        payload: Cow<'a, [u8]>,
+    },
 }
 
-pub use super::sharing::BatchItem;
+pub use super::sharing::{BatchItem, ObjectRef};
 
 /// A W3C trace context on the wire: the fields of a `traceparent` header (version
 /// `00`) as raw bytes, big-endian, 25 bytes in all.

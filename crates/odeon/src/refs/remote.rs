@@ -27,7 +27,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-pub use crate::sharing::DetachedBatch;
+pub use crate::sharing::{DetachedBatch, bestow_error_code, bestow_error_from_code};
 
 pub use super::mobile::{
     BirthId, Forward, FrozenActor, LocalOnly, MoveRequest, NotFrozen, Prepared, Queued, prepare,
@@ -88,6 +88,13 @@ pub struct ReplySlot {
 pub type ReplyResult = Result<Box<dyn Any + Send>, AskError>;
 
 impl ReplySlot {
+    /// A slot completed by `f` (for replies that are not an `Ask`'s).
+    pub(crate) fn from_fn(f: impl FnOnce(ReplyResult) + Send + 'static) -> Self {
+        Self {
+            complete: Box::new(f),
+        }
+    }
+
     pub(crate) fn new<R: Send + 'static>(to: ReplyTo<R>) -> Self {
         Self {
             complete: Box::new(move |res| match res {
@@ -218,8 +225,68 @@ pub trait MobileActor: RemoteActor {
     fn mobility() -> &'static (dyn Any + Send + Sync);
 }
 
+/// Declares an object type usable through a [`Bestowed`](crate::Bestowed) handle from
+/// another node: which of the messages it serves travel, under which wire names.
+/// Implemented by `odeon-remote`'s `remote_object!` macro; not meant to be
+/// implemented by hand.
+pub trait RemoteObject: Send + 'static {
+    /// The stable, cluster-wide name of the object type.
+    const TYPE_NAME: &'static str;
+    /// The transport's description of the interface (its own type, erased).
+    fn interface() -> &'static (dyn Any + Send + Sync);
+}
+
+/// A bestowed object on another node, as the transport sees it.
+pub trait ObjectEndpoint: Send + Sync + fmt::Debug + 'static {
+    /// The owner's id (on its node).
+    fn owner(&self) -> ActorId;
+    /// Whether uses may still succeed as far as this node knows (its node is not
+    /// lost).
+    fn is_usable(&self) -> bool;
+    /// Sends a use (a message the object serves); on refusal it comes back
+    /// unchanged. An ask's reply is a boxed `Result<M::Reply, BestowError>`.
+    fn send(&self, msg: Outgoing) -> Result<(), (Refusal, Outgoing)>;
+    /// For the transport to recover its own type.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// What [`RefCodec::import_object`] resolves a wire handle to.
+#[derive(Debug)]
+pub enum ImportedObject {
+    /// The object lives here: a boxed `Bestowed<T>`.
+    Local(Box<dyn Any + Send>),
+    /// The object lives on another node.
+    Remote(Arc<dyn ObjectEndpoint>),
+}
+
 /// Encodes and decodes refs for the node doing the I/O.
 pub trait RefCodec {
+    /// The wire form of a bestowed handle (`local` is a boxed `Bestowed<T>`). The
+    /// default refuses (a transport without remote objects).
+    fn export_object(
+        &self,
+        type_name: &'static str,
+        interface: &'static (dyn Any + Send + Sync),
+        local: Option<Box<dyn Any + Send + Sync>>,
+        remote: Option<&Arc<dyn ObjectEndpoint>>,
+    ) -> Result<Vec<u8>, String> {
+        let _ = (interface, local, remote);
+        Err(format!(
+            "this transport cannot send a Bestowed<{type_name}>"
+        ))
+    }
+    /// Resolves a wire bestowed handle. The default refuses.
+    fn import_object(
+        &self,
+        wire: &[u8],
+        type_name: &'static str,
+        interface: &'static (dyn Any + Send + Sync),
+    ) -> Result<ImportedObject, String> {
+        let _ = (wire, interface);
+        Err(format!(
+            "this transport cannot receive a Bestowed<{type_name}>"
+        ))
+    }
     /// The wire form of a ref to an actor of type `type_name`: for a local actor, the
     /// transport makes it reachable (`local` is a boxed `ActorRef<A>`).
     fn export(

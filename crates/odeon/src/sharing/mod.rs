@@ -103,11 +103,16 @@
 
 mod batch;
 mod bestow;
+mod bestow_remote;
 mod reserve;
 mod session;
 
 pub use batch::{Batch, DetachedBatch};
 pub use bestow::{Bestowed, BestowedAsk, Serve};
+#[doc(hidden)]
+pub use bestow_remote::{
+    error_code as bestow_error_code, error_from_code as bestow_error_from_code,
+};
 pub use reserve::{Reservation, Reserve};
 
 #[allow(unused_imports)] // the intra-doc links above
@@ -179,7 +184,21 @@ pub enum BestowError {
     /// The owner revoked the object.
     #[error("the bestowed object was revoked by its owner")]
     Revoked,
-    /// `with` or `revoke` was called with a context that is not the owner's.
+    /// `with` or `revoke` was called with a context that is not the owner's (always
+    /// so for a handle to an object on another node).
     #[error("only the owner may do this, from its own handler")]
     NotOwner,
+    /// The owner's node cannot be reached (it left or was lost): a handle to an
+    /// object on another node. After an ask was sent, the use may or may not have
+    /// run (outcome unknown, as for a remote ask).
+    #[error("the node of the bestowed object's owner cannot be reached")]
+    Unreachable,
+    /// A handle to an object on another node: the message is not in the object's
+    /// remote interface (`remote_object!`), or did not encode.
+    #[error("this message cannot be sent to the bestowed object on another node")]
+    NotRemote,
+    /// A handle to an object on another node: [`Bestowed::atomic`] runs a closure,
+    /// which cannot travel.
+    #[error("atomic blocks on a bestowed object need the owner's node")]
+    Remote,
 }
