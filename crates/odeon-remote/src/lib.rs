@@ -115,8 +115,11 @@
 //! A reservation costs one round trip to open; each message through it then costs
 //! a remote tell, the lease is kept at the actor's node, and when this node loses
 //! the holder's node, the holder's reservations of its actors end (as a release).
-//! Refs to mobile actors refuse both with the typed `Remote` errors. The frames
-//! (`Batch`, `Reserve`, `SessionTell`, `SessionAsk`, `Release`) are appended to
+//! Refs to mobile actors refuse both with the typed `Remote` errors. An object type
+//! declared with [`remote_object!`] makes `odeon::Bestowed<T>` serializable: a handle
+//! sent to another node works there, each use running inside the owner's turn at the
+//! owner's node. The frames (`Batch`, `Reserve`, `SessionTell`, `SessionAsk`,
+//! `Release`, `ObjectTell`, `ObjectAsk`) are appended to
 //! protocol version 4 and sent only when an application uses these: every node of a
 //! cluster must run a build that has them before one does.
 //!

@@ -69,7 +69,9 @@
 //!   node with `Unreachable` (outcome unknown, as for any remote ask, but the batch
 //!   was handled whole or not at all). Cost: one frame for `n` messages instead of
 //!   `n` frames.
-//! - **Reservation of a remote ref** ([`ActorRef::reserve`]). Opening it costs one
+//! - **Reservation of a remote ref** ([`ActorRef::reserve`]). (Batches and
+//!   reservations are of actors; a bestowed object is reached through its owner,
+//!   below.) Opening it costs one
 //!   round trip: the request travels to the actor's node, which reserves the actor
 //!   there (in mailbox order, FIFO with the rest of its mail) and answers once
 //!   granted. Each message through the [`Reservation`] then costs what a remote
@@ -94,10 +96,22 @@
 //!   moved away) cannot keep a batch whole or a session pinned to one node on the
 //!   way, so it refuses batches and reservations whole with [`BatchError::Remote`]
 //!   and [`ReserveError::Remote`] (the batch's asks fail with `Unreachable`).
-//! - A [`Bestowed`] handle cannot be sent to another node: it is not serializable, so
-//!   a remote message that carries one does not compile (`remote_actor!` requires
-//!   every message of an interface to be `Serialize + Deserialize`). To use an object
-//!   from another node, send messages to its owner, whose interface is remote.
+//! - **Bestowed handles on other nodes.** When the object type's messages are in a
+//!   remote interface (`odeon_remote::remote_object!`), [`Bestowed`] is
+//!   `Serialize + Deserialize` and travels inside remote messages (the owner's node
+//!   keeps the handle under a random token, as it does for an exported actor). A use
+//!   at another node is one remote message (a tell, or an ask with its reply) to the
+//!   owner's node, where it runs as a local use: inside the owner's turn, one at a
+//!   time with the owner's own messages. Revoked → [`BestowError::Revoked`], owner
+//!   stopped → [`BestowError::OwnerStopped`], as locally; owner's node lost →
+//!   [`BestowError::Unreachable`]; a message outside the object's remote interface
+//!   → [`BestowError::NotRemote`]. Limits: [`Bestowed::atomic`] runs a closure and
+//!   fails with [`BestowError::Remote`] on such a handle (send one message that does
+//!   the whole operation instead), `with`/`revoke` stay with the owner, and a handle
+//!   whose type has no `remote_object!` declaration is not serializable (a remote
+//!   message carrying it does not compile). Sent back to the owner's node, a
+//!   handle is local again. A revoked handle that was sent to another node stays in
+//!   the owner's node's table (its object already dropped) until that node stops.
 //! - A reservation taken on the actor's own node holds back mail from other nodes
 //!   too, which waits in order.
 
