@@ -97,7 +97,7 @@ async fn run_once(target: &ActorRef<Pinged>, variant: &str, n: u64) -> Result<f6
             other => return Err(format!("unknown variant {other:?}")),
         }
         sent += step;
-        if sent % PACE == 0 || sent == n {
+        if sent.is_multiple_of(PACE) || sent == n {
             let count = match &reservation {
                 Some(r) => r.ask(Count).await,
                 None => target.ask(Count).await,
