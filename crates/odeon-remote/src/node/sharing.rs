@@ -366,6 +366,13 @@ impl NodeInner {
         let session = request;
         let p = peer.clone();
         let mut st = peer.state.lock();
+        if st.sessions.contains_key(&session) {
+            // Request ids are unique per asking node: only a confused peer repeats one.
+            drop(st);
+            return answer(Outcome::Failed(WireFailure::Rejected(
+                "a reservation with this id is already open".into(),
+            )));
+        }
         // Registered before the task can finish (it takes this lock to grant).
         let task = self.io.spawn(async move {
             let held = opening.await;
