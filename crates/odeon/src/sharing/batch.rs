@@ -98,9 +98,14 @@ impl<A: Actor> Drop for Nodes<A> {
 #[must_use = "a batch sends nothing until `send` is called"]
 pub struct Batch<'a, A: Actor> {
     actor: &'a ActorRef<A>,
-    nodes: Nodes<A>,
-    /// The messages of a batch to a remote ref, for the transport.
-    remote: Vec<Outgoing>,
+    parts: Parts<A>,
+}
+
+/// A batch's messages: nodes for a local actor, the transport's values for a remote
+/// one (one or the other, so the local batch stays as small as it was).
+enum Parts<A: Actor> {
+    Local(Nodes<A>),
+    Remote(Vec<Outgoing>),
 }
 
 impl<A: Actor> std::fmt::Debug for Batch<'_, A> {
@@ -152,11 +157,12 @@ where
 impl<'a, A: Actor> Batch<'a, A> {
     #[inline]
     pub(crate) fn new(actor: &'a ActorRef<A>) -> Self {
-        Self {
-            actor,
-            nodes: new_nodes(),
-            remote: Vec::new(),
-        }
+        let parts = if actor.local().is_some() {
+            Parts::Local(new_nodes())
+        } else {
+            Parts::Remote(Vec::new())
+        };
+        Self { actor, parts }
     }
 
     /// Adds a message to the batch.
@@ -166,10 +172,9 @@ impl<'a, A: Actor> Batch<'a, A> {
         M: Message,
         A: Handles<M, K>,
     {
-        if self.actor.local().is_some() {
-            self.nodes.push(message_node(A::__vtables().tell, msg, ()));
-        } else {
-            self.remote.push(outgoing(msg, None));
+        match &mut self.parts {
+            Parts::Local(nodes) => nodes.push(message_node(A::__vtables().tell, msg, ())),
+            Parts::Remote(remote) => remote.push(outgoing(msg, None)),
         }
         self
     }
@@ -181,11 +186,14 @@ impl<'a, A: Actor> Batch<'a, A> {
         M: Message,
         A: Handles<M, K>,
     {
-        match self.actor.remote_target() {
-            None => ask_local(self.actor, &mut self.nodes, msg),
-            Some(remote) => {
-                let (reply, ask) = ask::pair::<M::Reply>(&remote.endpoint.system().shared);
-                self.remote.push(outgoing(msg, Some(ReplySlot::new(reply))));
+        match &mut self.parts {
+            Parts::Local(nodes) => ask_local(self.actor, nodes, msg),
+            Parts::Remote(remote) => {
+                let Some(target) = self.actor.remote_target() else {
+                    unreachable!("a remote batch is for a remote ref");
+                };
+                let (reply, ask) = ask::pair::<M::Reply>(&target.endpoint.system().shared);
+                remote.push(outgoing(msg, Some(ReplySlot::new(reply))));
                 ask
             }
         }
@@ -193,7 +201,10 @@ impl<'a, A: Actor> Batch<'a, A> {
 
     /// Number of messages in the batch.
     pub fn len(&self) -> usize {
-        self.nodes.len + self.remote.len()
+        match &self.parts {
+            Parts::Local(nodes) => nodes.len,
+            Parts::Remote(remote) => remote.len(),
+        }
     }
 
     /// Whether the batch holds no message.
@@ -221,43 +232,49 @@ impl<'a, A: Actor> Batch<'a, A> {
     /// `Unreachable`, and the batch was handled whole or not at all (see
     /// `odeon::sharing`).
     #[inline]
-    pub fn send(mut self) -> Result<(), BatchError> {
-        let Some(cell) = self.actor.local() else {
-            return self.send_remote();
-        };
-        if self.nodes.len == 0 {
-            return Ok(());
-        }
-        let nodes = std::mem::replace(&mut self.nodes, new_nodes());
-        send_nodes(cell, nodes)
-    }
-
-    #[cold]
-    fn send_remote(&mut self) -> Result<(), BatchError> {
-        let Some(remote) = self.actor.remote_target() else {
-            unreachable!("a ref is local or remote");
-        };
-        let msgs = std::mem::take(&mut self.remote);
-        if msgs.is_empty() {
-            return Ok(());
-        }
-        remote.endpoint.send_batch(msgs).map_err(|(why, msgs)| {
-            let (batch, ask) = match why {
-                Refusal::Stopped => (BatchError::Stopped, AskError::Stopped),
-                Refusal::Unreachable => (BatchError::Unreachable, AskError::Unreachable),
-                Refusal::NotRemote => (BatchError::NotRemote, AskError::NotRemote),
-                Refusal::Full => (BatchError::Full, AskError::Full),
-                // A transport without batches (and a mobile actor's route).
-                _ => (BatchError::Remote, AskError::Unreachable),
-            };
-            for out in msgs {
-                if let Some(slot) = out.reply {
-                    slot.fail(ask.clone());
+    pub fn send(self) -> Result<(), BatchError> {
+        // Taken apart, so that the local path moves its nodes out as before (no
+        // placeholder chain, no second drop).
+        let Batch { actor, parts } = self;
+        match parts {
+            Parts::Local(nodes) => {
+                let Some(cell) = actor.local() else {
+                    unreachable!("a local batch is for a local ref");
+                };
+                if nodes.len == 0 {
+                    return Ok(());
                 }
+                send_nodes(cell, nodes)
             }
-            batch
-        })
+            Parts::Remote(remote) => send_remote(actor, remote),
+        }
     }
+}
+
+#[cold]
+fn send_remote<A: Actor>(actor: &ActorRef<A>, msgs: Vec<Outgoing>) -> Result<(), BatchError> {
+    let Some(remote) = actor.remote_target() else {
+        unreachable!("a ref is local or remote");
+    };
+    if msgs.is_empty() {
+        return Ok(());
+    }
+    remote.endpoint.send_batch(msgs).map_err(|(why, msgs)| {
+        let (batch, ask) = match why {
+            Refusal::Stopped => (BatchError::Stopped, AskError::Stopped),
+            Refusal::Unreachable => (BatchError::Unreachable, AskError::Unreachable),
+            Refusal::NotRemote => (BatchError::NotRemote, AskError::NotRemote),
+            Refusal::Full => (BatchError::Full, AskError::Full),
+            // A transport without batches (and a mobile actor's route).
+            _ => (BatchError::Remote, AskError::Unreachable),
+        };
+        for out in msgs {
+            if let Some(slot) = out.reply {
+                slot.fail(ask.clone());
+            }
+        }
+        batch
+    })
 }
 
 /// A batch owned by itself, for transports: the actor's node rebuilds a batch that
