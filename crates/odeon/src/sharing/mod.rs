@@ -40,9 +40,11 @@
 //!    which takes its `Context` as proof.
 //!
 //! Encore's ping (empty messages from one sender, `odeon-sharing-bench ping`), in
-//! instructions per message under callgrind: plain `tell` about 350, one batch per
-//! ping about 345, the whole stream in one reservation about 330, a bestowed handle
-//! about 395 (1.13×). In CPU time the bestowed handle costs more than that (about
+//! instructions per message under callgrind: plain `tell` about 355, one batch per
+//! ping about 367 (1.03×), the whole stream in one reservation about 335, a bestowed
+//! handle about 405 (1.14×). (Before batches and bestowed handles learned to go to
+//! other nodes they were about 342 and 388: the local paths now check which kind of
+//! target they have.) In CPU time the bestowed handle costs more than that (about
 //! 1.4× plain on a 2-core machine), most likely because each use clones the handle's
 //! `Arc` on the sender's thread and drops it on the owner's, so its count moves
 //! between cores on every use. Encore measured 5.3× for bestow and 4.8× for its
