@@ -107,6 +107,22 @@
 //! from a quiet one within `lost_after`, independently of gossip. A long frame that is
 //! still arriving counts as traffic.
 //!
+//! ## Atomic batches and reservations across nodes
+//! `actor_ref.atomic(..)` / `batch().send()` and `actor_ref.reserve()` work on remote
+//! refs (issue 16; `odeon::sharing` has the full contract). A batch travels as one
+//! frame and enters the actor's mailbox at its node as one run: no other sender's
+//! message is handled between its messages, and it is handled whole or not at all.
+//! A reservation costs one round trip to open; each message through it then costs
+//! a remote tell, the lease is kept at the actor's node, and when this node loses
+//! the holder's node, the holder's reservations of its actors end (as a release).
+//! Refs to mobile actors refuse both with the typed `Remote` errors. An object type
+//! declared with [`remote_object!`] makes `odeon::Bestowed<T>` serializable: a handle
+//! sent to another node works there, each use running inside the owner's turn at the
+//! owner's node. The frames (`Batch`, `Reserve`, `SessionTell`, `SessionAsk`,
+//! `Release`, `ObjectTell`, `ObjectAsk`) are appended to
+//! protocol version 4 and sent only when an application uses these: every node of a
+//! cluster must run a build that has them before one does.
+//!
 //! # Layers (DESIGN.md §3)
 //! - [`Node`] (`node/`): the builder, one link per peer node with reconnect and
 //!   backoff, remote refs, the registry, remote spawn, remote watch, node loss;

@@ -39,6 +39,8 @@ pub struct MessageEntry {
     pub(crate) encode: Encode,
     pub(crate) decode_reply: DecodeReply,
     pub(crate) deliver: Deliver,
+    pub(crate) batch_add: super::sharing::BatchAdd,
+    pub(crate) deliver_reserved: super::sharing::DeliverReserved,
 }
 
 impl MessageEntry {
@@ -64,6 +66,8 @@ impl MessageEntry {
                 decode_with::<M::Reply>(bytes, codec).map(|r| Box::new(r) as Box<dyn Any + Send>)
             },
             deliver: deliver::<A, M, K>,
+            batch_add: super::sharing::batch_add::<A, M, K>,
+            deliver_reserved: super::sharing::deliver_reserved::<A, M, K>,
         }
     }
 
@@ -106,24 +110,11 @@ where
     let Some(route) = reply else {
         return target.tell(msg).map_err(|e| tell_failure(&e));
     };
-    let ask = target.ask(msg);
-    let codec = codec.clone();
     // The reply is awaited off the reader task, so one slow actor does not hold up
-    // the link; the message itself was enqueued above, in arrival order. It is encoded
+    // the link; the message itself was enqueued here, in arrival order. It is encoded
     // and sent on the thread that completes the ask (the actor's worker, as it
     // replies), with no task of its own (see `inline.rs`).
-    crate::inline::run(async move {
-        let outcome = match ask.await {
-            Ok(value) => match encode_with(&value, &*codec) {
-                Ok(bytes) => Outcome::Ok(bytes.into()),
-                Err(e) => Outcome::Failed(WireFailure::Rejected(format!(
-                    "the reply did not encode: {e}"
-                ))),
-            },
-            Err(e) => Outcome::Failed(ask_failure(&e)),
-        };
-        route(outcome);
-    });
+    super::sharing::forward_reply(target.ask(msg), route, codec.clone());
     Ok(())
 }
 

@@ -13,6 +13,8 @@
 
 mod entry;
 mod mobility;
+mod object;
+mod sharing;
 
 use std::any::{Any, TypeId};
 use std::fmt;
@@ -23,6 +25,8 @@ use odeon::{ActorId, ActorRef, RemoteActor, Terminated};
 pub use entry::MessageEntry;
 pub(crate) use entry::{DecodeReply, ReplyRoute, SharedCodec, ask_error};
 pub use mobility::Mobility;
+pub use object::{ObjectEntry, ObjectInterface};
+pub(crate) use sharing::{SharingOps, WireReply};
 
 /// The remote interface of one actor type (built by `remote_actor!`).
 pub struct Interface {
@@ -49,6 +53,8 @@ pub(crate) struct ActorOps {
     pub(crate) from_endpoint:
         fn(std::sync::Arc<dyn odeon::remote::Endpoint>) -> Box<dyn Any + Send>,
     pub(crate) clone_ref: fn(&(dyn Any + Send + Sync)) -> Box<dyn Any + Send>,
+    /// Batches and reservations from other nodes (issue 16).
+    pub(crate) sharing: SharingOps,
 }
 
 impl Interface {
@@ -103,6 +109,7 @@ impl Interface {
                     Some(r) => Box::new(r.clone()),
                     None => Box::new(()),
                 },
+                sharing: SharingOps::of::<A>(),
             },
             mobility: None,
         }

@@ -466,6 +466,7 @@ impl NodeBuilder {
             lost_nodes: Mutex::new(Default::default()),
             mobile_retired_seq: AtomicU64::new(0),
             this: weak.clone(),
+            objects: Mutex::new(HashMap::new()),
         });
         super::register_node(&inner);
         let accepting = io.spawn(accept_loop(Arc::downgrade(&inner), listener));

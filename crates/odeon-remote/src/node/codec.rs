@@ -13,7 +13,7 @@
 use std::any::{Any, TypeId};
 use std::sync::{Arc, Weak};
 
-use odeon::remote::{Endpoint, RefCodec};
+use odeon::remote::{Endpoint, ImportedObject, ObjectEndpoint, RefCodec};
 
 use super::NodeInner;
 use super::endpoint::RemoteEndpoint;
@@ -75,5 +75,47 @@ impl RefCodec for NodeCodec {
             .filter(|i| i.type_id == type_id)
             .ok_or_else(|| format!("{type_name} has no odeon-remote interface"))?;
         Ok(node.resolve(interface, &wire_ref))
+    }
+
+    fn export_object(
+        &self,
+        type_name: &'static str,
+        interface: &'static (dyn Any + Send + Sync),
+        local: Option<Box<dyn Any + Send + Sync>>,
+        remote: Option<&Arc<dyn ObjectEndpoint>>,
+    ) -> Result<Vec<u8>, String> {
+        let node = self.0.upgrade().ok_or("the node has stopped")?;
+        let interface = crate::interface::ObjectInterface::of(interface)
+            .ok_or_else(|| format!("{type_name} has no odeon-remote object interface"))?;
+        let wire = match (local, remote) {
+            (Some(local), _) => node.export_object(interface, local)?,
+            (None, Some(ep)) => ep
+                .as_any()
+                .downcast_ref::<super::objects::RemoteObjectEndpoint>()
+                .map(|ep| ep.wire.clone())
+                .ok_or("a handle from another transport cannot be forwarded")?,
+            (None, None) => return Err("nothing to export".into()),
+        };
+        wire::encode(&wire).map_err(|e| e.to_string())
+    }
+
+    fn import_object(
+        &self,
+        bytes: &[u8],
+        type_name: &'static str,
+        interface: &'static (dyn Any + Send + Sync),
+    ) -> Result<ImportedObject, String> {
+        let node = self.0.upgrade().ok_or("the node has stopped")?;
+        let wire: wire::ObjectRef = wire::decode(bytes).map_err(|e| e.to_string())?;
+        wire.node.validate().map_err(|e| e.to_string())?;
+        if wire.object_type != type_name {
+            return Err(format!(
+                "a handle to a {} where a {type_name} was expected",
+                wire.object_type
+            ));
+        }
+        let interface = crate::interface::ObjectInterface::of(interface)
+            .ok_or_else(|| format!("{type_name} has no odeon-remote object interface"))?;
+        Ok(node.import_object(interface, wire))
     }
 }

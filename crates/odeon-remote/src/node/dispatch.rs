@@ -119,6 +119,36 @@ impl NodeInner {
             Traffic::Leaving => self.forget_leaving(peer),
             Traffic::Lost => self.forget_peer(peer, "it declared this node lost"),
             Traffic::Heartbeat => {}
+            // Sharing across nodes (issue 16, `sharing.rs`).
+            Traffic::Batch { to, items } => self.serve_batch(peer, to, &items),
+            Traffic::Reserve {
+                to,
+                request,
+                lease_ms,
+            } => self.serve_reserve(peer, to, request, lease_ms),
+            Traffic::SessionTell {
+                session,
+                message,
+                payload,
+            } => self.session_message(peer, session, None, (&message, &payload)),
+            Traffic::SessionAsk {
+                session,
+                request,
+                message,
+                payload,
+            } => self.session_message(peer, session, Some(request), (&message, &payload)),
+            Traffic::Release { session } => self.session_release(peer, session),
+            Traffic::ObjectTell {
+                object,
+                message,
+                payload,
+            } => self.object_use(peer, object, None, (&message, &payload)),
+            Traffic::ObjectAsk {
+                object,
+                request,
+                message,
+                payload,
+            } => self.object_use(peer, object, Some(request), (&message, &payload)),
             // Protocol version 3's mobility frames, for the node's mobile entries
             // (`crate::migration`).
             other @ (Traffic::MTell { .. }
@@ -210,7 +240,12 @@ impl NodeInner {
 
     /// Where the reply to `request` goes: back to `peer`, with `span` (the handling
     /// span of a traced ask, `observe/`) if there is one.
-    fn route(&self, peer: &Arc<Peer>, request: u64, span: Option<WireTrace>) -> ReplyRoute {
+    pub(crate) fn route(
+        &self,
+        peer: &Arc<Peer>,
+        request: u64,
+        span: Option<WireTrace>,
+    ) -> ReplyRoute {
         let peer = peer.clone();
         Box::new(move |outcome| {
             let reply = match span {

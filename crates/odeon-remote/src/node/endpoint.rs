@@ -138,6 +138,14 @@ impl Endpoint for RemoteEndpoint {
         }
     }
 
+    fn send_batch(&self, msgs: Vec<Outgoing>) -> Result<(), (Refusal, Vec<Outgoing>)> {
+        self.batch(msgs)
+    }
+
+    fn reserve(&self, lease: std::time::Duration) -> odeon::remote::OpenSession {
+        self.open(lease)
+    }
+
     fn room(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
         Box::pin(self.peer.room())
     }

@@ -30,9 +30,11 @@ mod endpoint;
 mod incarnation;
 mod link;
 mod name_value;
+mod objects;
 mod outbox;
 mod peer;
 mod registry;
+mod sharing;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -171,6 +173,8 @@ pub(crate) struct NodeInner {
     pub(crate) mobile_retired_seq: AtomicU64,
     /// This node, for callers that hold only `&self` (losing a peer).
     pub(crate) this: std::sync::Weak<NodeInner>,
+    /// Bestowed objects handed to other nodes, by token (`objects.rs`).
+    pub(crate) objects: Mutex<HashMap<u64, objects::ObjectExport>>,
 }
 
 /// Every node of this process, so that a ref or a context finds the node of its

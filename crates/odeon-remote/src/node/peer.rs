@@ -132,6 +132,8 @@ pub(crate) struct PeerState {
     pub(crate) served: HashMap<(u64, u64), Served>,
     /// Links from the peer's actors to ours: (our actor id, their actor id).
     pub(crate) links: std::collections::HashSet<(u64, u64)>,
+    /// Reservations of our actors held by the peer (`sharing.rs`), by session.
+    pub(crate) sessions: HashMap<u64, super::sharing::ServedSession>,
     pub(super) dialing: bool,
     pub(super) active: bool,
     /// The peer's session, learned from the last link (see module docs).
@@ -357,15 +359,21 @@ impl Peer {
         self.places.close();
         self.outbox.close();
         self.closed.send_replace(true);
-        let (pending, watches, served, links) = {
+        let (pending, watches, served, links, sessions) = {
             let mut st = self.state.lock();
             (
                 std::mem::take(&mut st.pending),
                 std::mem::take(&mut st.watches),
                 std::mem::take(&mut st.served),
                 std::mem::take(&mut st.links),
+                std::mem::take(&mut st.sessions),
             )
         };
+        // The holder's node is gone: its reservations of our actors end (each is
+        // released: what it sent and was delivered is handled, then other mail).
+        for (_, s) in sessions {
+            s.end();
+        }
         for (_, p) in pending {
             match p {
                 Pending::Ask { slot, .. } => slot.fail(AskError::Unreachable),

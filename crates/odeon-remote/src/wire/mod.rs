@@ -47,6 +47,13 @@
 //! know them and closes the link: switch `observe` on only once every node runs a
 //! build that has them.
 //!
+//! Also within version 4, five variants appended last carry sharing across nodes
+//! (issue 16): `Batch` (an atomic batch in one frame, with [`BatchItem`]s),
+//! `Reserve`, `SessionTell`, `SessionAsk` and `Release` (a reservation held from
+//! another node), `ObjectTell` and `ObjectAsk` (uses of a bestowed object through a
+//! handle from another node, [`ObjectRef`]). Only a node whose application batches or reserves a remote ref
+//! sends them; see `wire/sharing.rs` for why the version is not bumped.
+//!
 //! # Bounds
 //! Every decoded value is bounded by its frame: the frame reader refuses a length
 //! prefix above `max_frame` ([`crate::defaults::MAX_FRAME`] by default) before
@@ -59,14 +66,15 @@
 //! their own: a state larger than a frame travels in `MigrateChunk`s.
 
 pub mod frame;
+mod sharing;
 pub mod traffic;
 
 use serde::{Deserialize, Serialize};
 
 pub use frame::{FrameReader, FrameWriter};
 pub use traffic::{
-    Outcome, QueuedMessage, Traffic, WireFailure, WireMigrateRefusal, WireRef, WireStopReason,
-    WireTrace,
+    BatchItem, ObjectRef, Outcome, QueuedMessage, Traffic, WireFailure, WireMigrateRefusal,
+    WireRef, WireStopReason, WireTrace,
 };
 
 /// The protocol version this build speaks.

@@ -420,7 +420,83 @@ pub enum Traffic<'a> {
         /// The replying span (the handler's `odeon.handle`).
         trace: WireTrace,
     },
+    /// Sharing across nodes (issue 16; appended last, see `wire/sharing.rs`): an
+    /// atomic batch, handled back to back by the actor `to`, all or nothing.
+    Batch {
+        /// The target's export token on this node ([`WireRef::token`]).
+        to: u64,
+        /// The messages, in order.
+        #[serde(borrow)]
+        items: Vec<BatchItem<'a>>,
+    },
+    /// Opens a reservation of the actor `to`, answered by a [`Traffic::Reply`] to
+    /// `request` (an empty `Ok` once granted). `request` also names the session.
+    Reserve {
+        /// The target's export token on this node ([`WireRef::token`]).
+        to: u64,
+        /// The request id, and the session's name in later frames.
+        request: u64,
+        /// The lease, counted at this node from the grant. Unit: milliseconds.
+        lease_ms: u64,
+    },
+    /// A one-way message inside reservation `session`.
+    SessionTell {
+        /// The session (its `Reserve`'s request id).
+        session: u64,
+        /// The message's wire name.
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+        /// The message, postcard-encoded.
+        #[serde(borrow)]
+        payload: Cow<'a, [u8]>,
+    },
+    /// A request inside reservation `session`, answered by a [`Traffic::Reply`].
+    SessionAsk {
+        /// The session (its `Reserve`'s request id).
+        session: u64,
+        /// Chosen by the asking node (as in `Ask`).
+        request: u64,
+        /// The message's wire name.
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+        /// The message, postcard-encoded.
+        #[serde(borrow)]
+        payload: Cow<'a, [u8]>,
+    },
+    /// Ends reservation `session` once what was sent through it is handled (or
+    /// gives it up before the grant).
+    Release {
+        /// The session (its `Reserve`'s request id).
+        session: u64,
+    },
+    /// A one-way use of a bestowed object exported here ([`ObjectRef::token`]).
+    ObjectTell {
+        /// The object's export token on this node.
+        object: u64,
+        /// The message's wire name (`remote_object!`).
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+        /// The message, postcard-encoded.
+        #[serde(borrow)]
+        payload: Cow<'a, [u8]>,
+    },
+    /// A use that wants a reply: a [`Traffic::Reply`] whose bytes are a postcard
+    /// `Result<Reply, u8>` (the code of the owner's node's `BestowError`).
+    ObjectAsk {
+        /// The object's export token on this node.
+        object: u64,
+        /// Chosen by the asking node (as in `Ask`).
+        request: u64,
+        /// The message's wire name.
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+        /// The message, postcard-encoded.
+        #[serde(borrow)]
+        payload: Cow<'a, [u8]>,
+    },
 }
+
+pub use super::sharing::{BatchItem, ObjectRef};
 
 /// A W3C trace context on the wire: the fields of a `traceparent` header (version
 /// `00`) as raw bytes, big-endian, 25 bytes in all.

@@ -26,7 +26,7 @@ mod outside;
 mod recipient;
 pub mod remote;
 #[cfg(feature = "serde")]
-mod serde;
+pub(crate) mod serde;
 pub(crate) mod wait;
 
 use std::fmt;

@@ -27,6 +27,8 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+pub use crate::sharing::{DetachedBatch, bestow_error_code, bestow_error_from_code};
+
 pub use super::mobile::{
     BirthId, Forward, FrozenActor, LocalOnly, MoveRequest, NotFrozen, Prepared, Queued, prepare,
 };
@@ -71,6 +73,9 @@ pub enum Refusal {
     /// The transport's bounded queue toward the actor's node is full; wait on
     /// [`Endpoint::room`] and try again (backpressure across nodes).
     Full,
+    /// The transport (or this kind of endpoint) does not offer the operation: the
+    /// default of [`Endpoint::send_batch`].
+    Unsupported,
 }
 
 /// The reply half of a remote ask, erased. The transport completes it exactly once
@@ -83,6 +88,13 @@ pub struct ReplySlot {
 pub type ReplyResult = Result<Box<dyn Any + Send>, AskError>;
 
 impl ReplySlot {
+    /// A slot completed by `f` (for replies that are not an `Ask`'s).
+    pub(crate) fn from_fn(f: impl FnOnce(ReplyResult) + Send + 'static) -> Self {
+        Self {
+            complete: Box::new(f),
+        }
+    }
+
     pub(crate) fn new<R: Send + 'static>(to: ReplyTo<R>) -> Self {
         Self {
             complete: Box::new(move |res| match res {
@@ -133,6 +145,20 @@ pub trait Endpoint: Send + Sync + fmt::Debug + 'static {
     fn room(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
         Box::pin(std::future::ready(()))
     }
+    /// Sends an atomic batch ([`Batch`](crate::Batch)): all of `msgs` or none, to be
+    /// handled back to back. On refusal the messages come back unchanged. The default
+    /// refuses with [`Refusal::Unsupported`] (the batch then fails with
+    /// [`BatchError::Remote`](crate::BatchError::Remote)).
+    fn send_batch(&self, msgs: Vec<Outgoing>) -> Result<(), (Refusal, Vec<Outgoing>)> {
+        Err((Refusal::Unsupported, msgs))
+    }
+    /// Opens a reservation of the actor ([`ActorRef::reserve`]) with the given lease,
+    /// at the actor's node. The default refuses with
+    /// [`ReserveError::Remote`](crate::ReserveError::Remote).
+    fn reserve(&self, lease: std::time::Duration) -> OpenSession {
+        let _ = lease;
+        Box::pin(std::future::ready(Err(crate::ReserveError::Remote)))
+    }
     /// Asks the actor to stop.
     fn stop(&self);
     /// Calls `notify` once when the actor stops or its node is lost; `key` identifies
@@ -152,6 +178,28 @@ pub trait Endpoint: Send + Sync + fmt::Debug + 'static {
     fn system(&self) -> &SystemHandle;
     /// For the transport to recover its own type.
     fn as_any(&self) -> &dyn Any;
+}
+
+/// The future of [`Endpoint::reserve`]: the holder's end of a reservation at the
+/// actor's node, once granted.
+pub type OpenSession = std::pin::Pin<
+    Box<
+        dyn std::future::Future<Output = Result<Box<dyn RemoteSession>, crate::ReserveError>>
+            + Send,
+    >,
+>;
+
+/// The holder's end of a reservation of a remote actor, as a transport keeps it
+/// (see [`Endpoint::reserve`]). Dropping it must end the reservation at the actor's
+/// node (after the messages already sent through it).
+pub trait RemoteSession: Send + Sync + fmt::Debug + 'static {
+    /// Sends a message inside the reservation; on refusal it comes back unchanged.
+    fn send(&self, msg: Outgoing) -> Result<(), (Refusal, Outgoing)>;
+    /// Why the reservation ended, as far as the holder knows; `None` while it may
+    /// still be active.
+    fn ended(&self) -> Option<crate::Ended>;
+    /// Ends the reservation after the messages already sent (idempotent).
+    fn release(&self);
 }
 
 /// Declares an actor type reachable from other nodes. Implemented by `odeon-remote`'s
@@ -177,8 +225,68 @@ pub trait MobileActor: RemoteActor {
     fn mobility() -> &'static (dyn Any + Send + Sync);
 }
 
+/// Declares an object type usable through a [`Bestowed`](crate::Bestowed) handle from
+/// another node: which of the messages it serves travel, under which wire names.
+/// Implemented by `odeon-remote`'s `remote_object!` macro; not meant to be
+/// implemented by hand.
+pub trait RemoteObject: Send + 'static {
+    /// The stable, cluster-wide name of the object type.
+    const TYPE_NAME: &'static str;
+    /// The transport's description of the interface (its own type, erased).
+    fn interface() -> &'static (dyn Any + Send + Sync);
+}
+
+/// A bestowed object on another node, as the transport sees it.
+pub trait ObjectEndpoint: Send + Sync + fmt::Debug + 'static {
+    /// The owner's id (on its node).
+    fn owner(&self) -> ActorId;
+    /// Whether uses may still succeed as far as this node knows (its node is not
+    /// lost).
+    fn is_usable(&self) -> bool;
+    /// Sends a use (a message the object serves); on refusal it comes back
+    /// unchanged. An ask's reply is a boxed `Result<M::Reply, BestowError>`.
+    fn send(&self, msg: Outgoing) -> Result<(), (Refusal, Outgoing)>;
+    /// For the transport to recover its own type.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// What [`RefCodec::import_object`] resolves a wire handle to.
+#[derive(Debug)]
+pub enum ImportedObject {
+    /// The object lives here: a boxed `Bestowed<T>`.
+    Local(Box<dyn Any + Send>),
+    /// The object lives on another node.
+    Remote(Arc<dyn ObjectEndpoint>),
+}
+
 /// Encodes and decodes refs for the node doing the I/O.
 pub trait RefCodec {
+    /// The wire form of a bestowed handle (`local` is a boxed `Bestowed<T>`). The
+    /// default refuses (a transport without remote objects).
+    fn export_object(
+        &self,
+        type_name: &'static str,
+        interface: &'static (dyn Any + Send + Sync),
+        local: Option<Box<dyn Any + Send + Sync>>,
+        remote: Option<&Arc<dyn ObjectEndpoint>>,
+    ) -> Result<Vec<u8>, String> {
+        let _ = (interface, local, remote);
+        Err(format!(
+            "this transport cannot send a Bestowed<{type_name}>"
+        ))
+    }
+    /// Resolves a wire bestowed handle. The default refuses.
+    fn import_object(
+        &self,
+        wire: &[u8],
+        type_name: &'static str,
+        interface: &'static (dyn Any + Send + Sync),
+    ) -> Result<ImportedObject, String> {
+        let _ = (wire, interface);
+        Err(format!(
+            "this transport cannot receive a Bestowed<{type_name}>"
+        ))
+    }
     /// The wire form of a ref to an actor of type `type_name`: for a local actor, the
     /// transport makes it reachable (`local` is a boxed `ActorRef<A>`).
     fn export(
@@ -368,7 +476,18 @@ fn refused<M: 'static>(why: Refusal, out: Outgoing) -> TellError<M> {
         Refusal::Unreachable => TellError::Unreachable(msg),
         Refusal::NotRemote => TellError::NotRemote(msg),
         Refusal::Full => TellError::Full(msg),
+        Refusal::Unsupported => TellError::NotRemote(msg),
     }
+}
+
+/// `refused`, for the sharing module (a reservation's remote sends).
+pub(crate) fn refused_pub<M: 'static>(why: Refusal, out: Outgoing) -> TellError<M> {
+    refused(why, out)
+}
+
+/// `ask_error`, for the sharing module.
+pub(crate) fn ask_error_pub(why: &Refusal) -> AskError {
+    ask_error(why)
 }
 
 fn ask_error(why: &Refusal) -> AskError {
@@ -377,6 +496,7 @@ fn ask_error(why: &Refusal) -> AskError {
         Refusal::Unreachable => AskError::Unreachable,
         Refusal::NotRemote => AskError::NotRemote,
         Refusal::Full => AskError::Full,
+        Refusal::Unsupported => AskError::NotRemote,
     }
 }
 

@@ -52,7 +52,9 @@ impl<'de, A: RemoteActor> Deserialize<'de> for ActorRef<A> {
 }
 
 /// Reads what `serialize_bytes` wrote, from self-describing and compact formats alike.
-fn serde_bytes_like<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+pub(crate) fn serde_bytes_like<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<u8>, D::Error> {
     struct Bytes;
     impl<'de> serde::de::Visitor<'de> for Bytes {
         type Value = Vec<u8>;

@@ -11,14 +11,23 @@
 //!
 //! So a batch of one costs what a `tell` costs (one node, one push), and a batch of
 //! `n` costs `n` nodes and one push. The plain `tell` path is not touched.
+//!
+//! A batch to a remote ref keeps its messages as the transport's [`Outgoing`] values
+//! instead, and hands them all to the endpoint at once
+//! ([`Endpoint::send_batch`](crate::remote::Endpoint::send_batch)): `odeon-remote` sends
+//! them as one frame, and the actor's node rebuilds them as one chain with a
+//! [`DetachedBatch`] and pushes it the same way.
 
 use std::marker::PhantomData;
+
+use std::any::TypeId;
 
 use crate::cell::Cell;
 use crate::mailbox::chain::Chain;
 use crate::mailbox::node::{Header, message_node};
 use crate::refs::ask;
-use crate::{Actor, ActorRef, Ask, Handles, Message};
+use crate::remote::{Outgoing, Refusal, ReplySlot};
+use crate::{Actor, ActorRef, Ask, AskError, Handles, Message};
 
 use super::BatchError;
 
@@ -89,29 +98,71 @@ impl<A: Actor> Drop for Nodes<A> {
 #[must_use = "a batch sends nothing until `send` is called"]
 pub struct Batch<'a, A: Actor> {
     actor: &'a ActorRef<A>,
-    nodes: Nodes<A>,
+    parts: Parts<A>,
+}
+
+/// A batch's messages: nodes for a local actor, the transport's values for a remote
+/// one (one or the other, so the local batch stays as small as it was).
+enum Parts<A: Actor> {
+    Local(Nodes<A>),
+    Remote(Vec<Outgoing>),
 }
 
 impl<A: Actor> std::fmt::Debug for Batch<'_, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Batch")
             .field("actor", &self.actor.id())
-            .field("len", &self.nodes.len)
+            .field("len", &self.len())
             .finish()
     }
+}
+
+fn new_nodes<A: Actor>() -> Nodes<A> {
+    Nodes {
+        chain: Chain::new(),
+        len: 0,
+        actor: PhantomData,
+    }
+}
+
+fn outgoing<M: Message>(msg: M, reply: Option<ReplySlot>) -> Outgoing {
+    Outgoing {
+        message: Box::new(msg),
+        type_id: TypeId::of::<M>(),
+        type_name: std::any::type_name::<M>(),
+        reply,
+    }
+}
+
+/// Adds an ask for `msg` to `nodes`, for the local actor `actor`.
+fn ask_local<A, M, K>(actor: &ActorRef<A>, nodes: &mut Nodes<A>, msg: M) -> Ask<M::Reply>
+where
+    A: Handles<M, K>,
+    M: Message,
+{
+    let Some(cell) = actor.local() else {
+        unreachable!("only called for a local ref");
+    };
+    if cell.has_moved() {
+        // A local ref to a mobile actor that moved away: `send` refuses the batch
+        // as for a remote ref, and the ask says so in the same words (it would
+        // otherwise be discarded with the batch and read `Stopped`).
+        return Ask::failed(AskError::Unreachable, cell.shared());
+    }
+    let (reply, ask) = ask::pair(cell.shared());
+    nodes.push(message_node(A::__vtables().ask, msg, reply));
+    ask
 }
 
 impl<'a, A: Actor> Batch<'a, A> {
     #[inline]
     pub(crate) fn new(actor: &'a ActorRef<A>) -> Self {
-        Self {
-            actor,
-            nodes: Nodes {
-                chain: Chain::new(),
-                len: 0,
-                actor: PhantomData,
-            },
-        }
+        let parts = if actor.local().is_some() {
+            Parts::Local(new_nodes())
+        } else {
+            Parts::Remote(Vec::new())
+        };
+        Self { actor, parts }
     }
 
     /// Adds a message to the batch.
@@ -121,7 +172,10 @@ impl<'a, A: Actor> Batch<'a, A> {
         M: Message,
         A: Handles<M, K>,
     {
-        self.nodes.push(message_node(A::__vtables().tell, msg, ()));
+        match &mut self.parts {
+            Parts::Local(nodes) => nodes.push(message_node(A::__vtables().tell, msg, ())),
+            Parts::Remote(remote) => remote.push(outgoing(msg, None)),
+        }
         self
     }
 
@@ -132,46 +186,178 @@ impl<'a, A: Actor> Batch<'a, A> {
         M: Message,
         A: Handles<M, K>,
     {
-        let Some(cell) = self.actor.local() else {
-            // `send` refuses a batch for a remote actor; the ask fails the same way.
-            let shared = &self
-                .actor
-                .remote_target()
-                .map(|r| r.endpoint.system().shared.clone());
-            return match shared {
-                Some(shared) => Ask::failed(crate::AskError::Unreachable, shared),
-                None => unreachable!("a ref is local or remote"),
-            };
-        };
-        if cell.has_moved() {
-            // A local ref to a mobile actor that moved away: `send` refuses the batch
-            // as for a remote ref, and the ask says so in the same words (it would
-            // otherwise be discarded with the batch and read `Stopped`).
-            return Ask::failed(crate::AskError::Unreachable, cell.shared());
+        match &mut self.parts {
+            Parts::Local(nodes) => ask_local(self.actor, nodes, msg),
+            Parts::Remote(remote) => {
+                let Some(target) = self.actor.remote_target() else {
+                    unreachable!("a remote batch is for a remote ref");
+                };
+                let (reply, ask) = ask::pair::<M::Reply>(&target.endpoint.system().shared);
+                remote.push(outgoing(msg, Some(ReplySlot::new(reply))));
+                ask
+            }
         }
-        let (reply, ask) = ask::pair(cell.shared());
-        self.nodes
-            .push(message_node(A::__vtables().ask, msg, reply));
-        ask
     }
 
     /// Number of messages in the batch.
     pub fn len(&self) -> usize {
-        self.nodes.len
+        match &self.parts {
+            Parts::Local(nodes) => nodes.len,
+            Parts::Remote(remote) => remote.len(),
+        }
     }
 
     /// Whether the batch holds no message.
     pub fn is_empty(&self) -> bool {
-        self.nodes.len == 0
+        self.len() == 0
     }
 
     /// Sends the batch: its messages are handled in order, back to back.
     ///
     /// Fails, dropping the messages (their asks fail), if the actor has stopped, if
     /// its bounded mailbox has fewer free slots than the batch has messages, or, with
-    /// [`BatchError::Remote`], if the actor is on another node (a remote ref, or a
-    /// mobile actor that has moved away): batches are local only.
+    /// [`BatchError::Remote`], if the actor is a mobile actor that has moved away (or
+    /// a remote ref whose transport has no batches).
+    ///
+    /// **To a remote ref** the whole batch travels as one frame and enters the
+    /// actor's mailbox, at its node, as one run, exactly as a local batch does: no
+    /// other sender's message, local or remote, is handled between its messages. It
+    /// fails whole, sending nothing, with [`BatchError::NotRemote`] if one of its
+    /// messages is not in the actor's remote interface, [`BatchError::Unreachable`]
+    /// if the node is gone, [`BatchError::Stopped`] if the actor is known to have
+    /// stopped, and [`BatchError::Full`] if the outbox toward the node is full. The
+    /// asks of a refused batch fail with the matching [`AskError`]. Once sent, its
+    /// asks' replies come back as those of remote asks; if the actor stops or its
+    /// node is lost before the batch is handled, the asks fail with `Stopped` or
+    /// `Unreachable`, and the batch was handled whole or not at all (see
+    /// `odeon::sharing`).
     #[inline]
+    pub fn send(self) -> Result<(), BatchError> {
+        // Taken apart, so that the local path moves its nodes out as before (no
+        // placeholder chain, no second drop).
+        let Batch { actor, parts } = self;
+        match parts {
+            Parts::Local(nodes) => {
+                let Some(cell) = actor.local() else {
+                    unreachable!("a local batch is for a local ref");
+                };
+                if nodes.len == 0 {
+                    return Ok(());
+                }
+                send_nodes(cell, nodes)
+            }
+            Parts::Remote(remote) => send_remote(actor, remote),
+        }
+    }
+}
+
+#[cold]
+fn send_remote<A: Actor>(actor: &ActorRef<A>, msgs: Vec<Outgoing>) -> Result<(), BatchError> {
+    let Some(remote) = actor.remote_target() else {
+        unreachable!("a ref is local or remote");
+    };
+    if msgs.is_empty() {
+        return Ok(());
+    }
+    remote.endpoint.send_batch(msgs).map_err(|(why, msgs)| {
+        let (batch, ask) = match why {
+            Refusal::Stopped => (BatchError::Stopped, AskError::Stopped),
+            Refusal::Unreachable => (BatchError::Unreachable, AskError::Unreachable),
+            Refusal::NotRemote => (BatchError::NotRemote, AskError::NotRemote),
+            Refusal::Full => (BatchError::Full, AskError::Full),
+            // A transport without batches (and a mobile actor's route).
+            _ => (BatchError::Remote, AskError::Unreachable),
+        };
+        for out in msgs {
+            if let Some(slot) = out.reply {
+                slot.fail(ask.clone());
+            }
+        }
+        batch
+    })
+}
+
+/// A batch owned by itself, for transports: the actor's node rebuilds a batch that
+/// arrived in one frame with it, then pushes it as one run (as [`Batch::send`]).
+/// Part of the unstable transport seam (`odeon::remote`).
+///
+/// ```
+/// use odeon::{Actor, Context, Handler, Message, System};
+/// use odeon::remote::DetachedBatch;
+///
+/// struct Sum(u32);
+/// impl Actor for Sum {}
+/// struct Add(u32);
+/// impl Message for Add { type Reply = u32; }
+/// impl Handler<Add> for Sum {
+///     fn handle(&mut self, m: Add, _: &mut Context<Self>) -> u32 { self.0 += m.0; self.0 }
+/// }
+/// let system = System::new();
+/// let sum = system.spawn(Sum(0));
+/// let mut batch = DetachedBatch::new(&sum);
+/// batch.tell(Add(1));
+/// let total = batch.ask(Add(2));
+/// batch.send().unwrap();
+/// assert_eq!(system.block_on(total), Ok(3));
+/// system.shutdown();
+/// ```
+pub struct DetachedBatch<A: Actor> {
+    actor: ActorRef<A>,
+    nodes: Nodes<A>,
+}
+
+impl<A: Actor> std::fmt::Debug for DetachedBatch<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DetachedBatch")
+            .field("actor", &self.actor.id())
+            .field("len", &self.nodes.len)
+            .finish()
+    }
+}
+
+impl<A: Actor> DetachedBatch<A> {
+    /// An empty batch for `actor`, which must be local (else `send` fails with
+    /// [`BatchError::Remote`]).
+    pub fn new(actor: &ActorRef<A>) -> Self {
+        Self {
+            actor: actor.clone(),
+            nodes: new_nodes(),
+        }
+    }
+
+    /// Adds a message.
+    pub fn tell<M, K>(&mut self, msg: M)
+    where
+        M: Message,
+        A: Handles<M, K>,
+    {
+        self.nodes.push(message_node(A::__vtables().tell, msg, ()));
+    }
+
+    /// Adds a request; its reply completes once the batch is sent and handled.
+    pub fn ask<M, K>(&mut self, msg: M) -> Ask<M::Reply>
+    where
+        M: Message,
+        A: Handles<M, K>,
+    {
+        match self.actor.remote_target() {
+            None => ask_local(&self.actor, &mut self.nodes, msg),
+            Some(remote) => Ask::failed(AskError::Unreachable, &remote.endpoint.system().shared),
+        }
+    }
+
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        self.nodes.len
+    }
+
+    /// Whether it holds no message.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.len == 0
+    }
+
+    /// Pushes the batch into the actor's mailbox as one run; fails whole as
+    /// [`Batch::send`] does for a local actor.
     pub fn send(self) -> Result<(), BatchError> {
         let Some(cell) = self.actor.local() else {
             return Err(BatchError::Remote);

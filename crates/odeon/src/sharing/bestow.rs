@@ -36,6 +36,7 @@ use tokio::sync::oneshot;
 use super::BestowError;
 use crate::cell::Cell;
 use crate::mailbox::job::Job;
+use crate::remote::ObjectEndpoint;
 use crate::{Actor, ActorId, Context, Message};
 
 /// An object type that handles message `M` when used through a [`Bestowed`] handle.
@@ -77,7 +78,7 @@ impl<O: Actor> Owner for OwnerCell<O> {
 
 /// What every handle reads on every use; the owner's turn never writes it (but for a
 /// revoke), so its cache line stays with the senders.
-struct Slot<T: Send + 'static> {
+pub(super) struct Slot<T: Send + 'static> {
     owner: Box<dyn Owner>,
     owner_id: ActorId,
     revoked: AtomicBool,
@@ -205,8 +206,18 @@ impl<T: Send + 'static> Drop for Slot<T> {
 /// inline. The owner reaches the object directly
 /// with [`with`](Bestowed::with) and can [`revoke`](Bestowed::revoke) it. Once the
 /// owner has stopped, uses fail with [`BestowError::OwnerStopped`]; once it is
-/// revoked, with [`BestowError::Revoked`]. Handles to objects of actors on other
-/// nodes are not supported (yet): a `Bestowed` is not serializable.
+/// revoked, with [`BestowError::Revoked`].
+///
+/// **Across nodes.** When `T`'s messages are in a remote interface
+/// (`odeon_remote::remote_object!`) and the owner's system runs an `odeon-remote`
+/// node, `Bestowed<T>` is `Serialize + Deserialize` and travels inside remote
+/// messages. A use at another node is a remote message to the owner's node that
+/// runs inside the owner's turn there, exactly as a local use does; owner stopped
+/// or object revoked give the same errors, and a lost node gives
+/// [`BestowError::Unreachable`]. [`with`](Bestowed::with) and
+/// [`revoke`](Bestowed::revoke) stay with the owner, and
+/// [`atomic`](Bestowed::atomic) (a closure) fails with [`BestowError::Remote`] on a
+/// handle from another node. Sent back to the owner's node, a handle is local again.
 ///
 /// The object lives as long as a handle to it does (or until revoked), not as long as
 /// the owner's state: a supervisor's restart of the owner keeps it lent out. When the
@@ -252,13 +263,24 @@ impl<T: Send + 'static> Drop for Slot<T> {
 /// system.shutdown();
 /// ```
 pub struct Bestowed<T: Send + 'static> {
-    slot: Arc<Slot<T>>,
+    pub(super) handle: Handle<T>,
+}
+
+/// Where the object is: here, or with its owner on another node.
+pub(super) enum Handle<T: Send + 'static> {
+    Local(Arc<Slot<T>>),
+    /// Only deserialization makes one.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    Remote(Arc<dyn ObjectEndpoint>),
 }
 
 impl<T: Send + 'static> Clone for Bestowed<T> {
     fn clone(&self) -> Self {
         Self {
-            slot: self.slot.clone(),
+            handle: match &self.handle {
+                Handle::Local(slot) => Handle::Local(slot.clone()),
+                Handle::Remote(ep) => Handle::Remote(ep.clone()),
+            },
         }
     }
 }
@@ -266,7 +288,8 @@ impl<T: Send + 'static> Clone for Bestowed<T> {
 impl<T: Send + 'static> std::fmt::Debug for Bestowed<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Bestowed")
-            .field("owner", &self.slot.owner_id)
+            .field("owner", &self.owner())
+            .field("local", &matches!(self.handle, Handle::Local(_)))
             .field("type", &std::any::type_name::<T>())
             .finish()
     }
@@ -275,27 +298,54 @@ impl<T: Send + 'static> std::fmt::Debug for Bestowed<T> {
 impl<T: Send + 'static> Bestowed<T> {
     /// The owner's id.
     pub fn owner(&self) -> ActorId {
-        self.slot.owner_id
+        match &self.handle {
+            Handle::Local(slot) => slot.owner_id,
+            Handle::Remote(ep) => ep.owner(),
+        }
     }
 
     /// Whether uses may still succeed: not revoked, and the owner has not stopped.
+    /// For a handle to an object on another node: whether that node is not known to
+    /// be lost (a revoke or the owner's stop there shows at the next use).
     pub fn is_usable(&self) -> bool {
-        !self.slot.revoked.load(Ordering::Acquire) && !self.slot.owner.is_stopped()
+        match &self.handle {
+            Handle::Local(slot) => {
+                !slot.revoked.load(Ordering::Acquire) && !slot.owner.is_stopped()
+            }
+            Handle::Remote(ep) => ep.is_usable(),
+        }
     }
 
-    fn check(&self) -> Result<(), BestowError> {
-        if self.slot.revoked.load(Ordering::Acquire) {
-            return Err(BestowError::Revoked);
+    /// Whether the owner revoked the object (as far as this node knows: for a handle
+    /// to an object on another node, a revoke there shows at the next use).
+    pub fn is_revoked(&self) -> bool {
+        match &self.handle {
+            Handle::Local(slot) => slot.revoked.load(Ordering::Acquire),
+            Handle::Remote(_) => false,
         }
-        Ok(())
+    }
+
+    /// Whether the object lives on this node (else uses travel to its owner's node).
+    pub fn is_local(&self) -> bool {
+        matches!(self.handle, Handle::Local(_))
+    }
+
+    fn check(&self) -> Result<&Arc<Slot<T>>, BestowError> {
+        match &self.handle {
+            Handle::Local(slot) if slot.revoked.load(Ordering::Acquire) => {
+                Err(BestowError::Revoked)
+            }
+            Handle::Local(slot) => Ok(slot),
+            Handle::Remote(_) => Err(BestowError::Remote),
+        }
     }
 
     /// Pushes a use to the owner, counted for the last handle's drop.
-    fn push(&self, job: Job) -> Result<(), Job> {
+    fn push(slot: &Slot<T>, job: Job) -> Result<(), Job> {
         // Relaxed: the last handle's drop reads it after every other handle's drop,
         // which the `Arc`'s count orders after their pushes.
-        self.slot.sent.fetch_add(1, Ordering::Relaxed);
-        self.slot.owner.run(job)
+        slot.sent.fetch_add(1, Ordering::Relaxed);
+        slot.owner.run(job)
     }
 
     /// Sends `msg` to the object, to be handled on the owner's turn. Fails if the
@@ -305,8 +355,11 @@ impl<T: Send + 'static> Bestowed<T> {
     where
         T: Serve<M>,
     {
-        self.check()?;
-        let object = self.slot.object();
+        if let Handle::Remote(ep) = &self.handle {
+            return super::bestow_remote::tell(&**ep, msg);
+        }
+        let slot = self.check()?;
+        let object = slot.object();
         let job = Job::new(move || {
             // SAFETY: jobs run on the owner's turn (`Owner::run`), with no other
             // borrow of the object, which outlives them (`Drop for Slot`).
@@ -316,7 +369,7 @@ impl<T: Send + 'static> Bestowed<T> {
             // SAFETY: as above; the use is done with the object.
             unsafe { object.finished() };
         });
-        self.push(job).map_err(|_| BestowError::OwnerStopped)
+        Self::push(slot, job).map_err(|_| BestowError::OwnerStopped)
     }
 
     /// Sends `msg` to the object and returns the future of its reply.
@@ -324,11 +377,15 @@ impl<T: Send + 'static> Bestowed<T> {
     where
         T: Serve<M>,
     {
-        if let Err(e) = self.check() {
-            return BestowedAsk::failed(e);
+        if let Handle::Remote(ep) = &self.handle {
+            return super::bestow_remote::ask(&**ep, msg);
         }
+        let owner = match self.check() {
+            Ok(owner) => owner,
+            Err(e) => return BestowedAsk::failed(e),
+        };
         let (tx, rx) = oneshot::channel();
-        let object = self.slot.object();
+        let object = owner.object();
         let job = Job::new(move || {
             // SAFETY: as in `tell`.
             let out = match unsafe { object.value() } {
@@ -339,7 +396,7 @@ impl<T: Send + 'static> Bestowed<T> {
             unsafe { object.finished() };
             let _ = tx.send(out);
         });
-        match self.push(job) {
+        match Self::push(owner, job) {
             Ok(()) => BestowedAsk {
                 rx: Some(rx),
                 early: None,
@@ -376,11 +433,12 @@ impl<T: Send + 'static> Bestowed<T> {
         &self,
         f: impl FnOnce(&mut T) -> R + Send + 'static,
     ) -> BestowedAsk<R> {
-        if let Err(e) = self.check() {
-            return BestowedAsk::failed(e);
-        }
+        let owner = match self.check() {
+            Ok(owner) => owner,
+            Err(e) => return BestowedAsk::failed(e),
+        };
         let (tx, rx) = oneshot::channel();
-        let object = self.slot.object();
+        let object = owner.object();
         let job = Job::new(move || {
             // SAFETY: as in `tell`.
             let out = match unsafe { object.value() } {
@@ -391,7 +449,7 @@ impl<T: Send + 'static> Bestowed<T> {
             unsafe { object.finished() };
             let _ = tx.send(out);
         });
-        match self.push(job) {
+        match Self::push(owner, job) {
             Ok(()) => BestowedAsk {
                 rx: Some(rx),
                 early: None,
@@ -408,13 +466,16 @@ impl<T: Send + 'static> Bestowed<T> {
         cx: &mut Context<O>,
         f: impl FnOnce(&mut T) -> R,
     ) -> Result<R, BestowError> {
-        if cx.id() != self.slot.owner_id {
+        let Handle::Local(slot) = &self.handle else {
+            return Err(BestowError::NotOwner);
+        };
+        if cx.id() != slot.owner_id {
             return Err(BestowError::NotOwner);
         }
         // SAFETY: `cx` is the owner's context, which only exists on the owner's turn,
         // and it stays mutably borrowed while `f` runs, so `f` cannot reach the object
         // through another handle; this handle keeps the object alive.
-        match unsafe { self.slot.object().value() } {
+        match unsafe { slot.object().value() } {
             Some(object) => Ok(f(object)),
             None => Err(BestowError::Revoked),
         }
@@ -424,12 +485,15 @@ impl<T: Send + 'static> Bestowed<T> {
     /// now on, uses already queued included. Only the owner may revoke (`cx` is its
     /// context); returns the object.
     pub fn revoke<O: Actor>(&self, cx: &mut Context<O>) -> Result<T, BestowError> {
-        if cx.id() != self.slot.owner_id {
+        let Handle::Local(slot) = &self.handle else {
+            return Err(BestowError::NotOwner);
+        };
+        if cx.id() != slot.owner_id {
             return Err(BestowError::NotOwner);
         }
-        self.slot.revoked.store(true, Ordering::Release);
+        slot.revoked.store(true, Ordering::Release);
         // SAFETY: as in `with`: on the owner's turn, nothing else borrows the object.
-        unsafe { self.slot.object().cell() }
+        unsafe { slot.object().cell() }
             .take()
             .ok_or(BestowError::Revoked)
     }
@@ -444,13 +508,13 @@ impl<A: Actor> Context<A> {
             done: AtomicUsize::new(0),
         }));
         Bestowed {
-            slot: Arc::new(Slot {
+            handle: Handle::Local(Arc::new(Slot {
                 owner: Box::new(OwnerCell(self.cell_arc())),
                 owner_id: self.id(),
                 revoked: AtomicBool::new(false),
                 sent: AtomicUsize::new(0),
                 object: NonNull::from(Box::leak(object)),
-            }),
+            })),
         }
     }
 }
@@ -464,7 +528,14 @@ pub struct BestowedAsk<R> {
 }
 
 impl<R> BestowedAsk<R> {
-    fn failed(e: BestowError) -> Self {
+    pub(super) fn waiting(rx: oneshot::Receiver<Result<R, BestowError>>) -> Self {
+        Self {
+            rx: Some(rx),
+            early: None,
+        }
+    }
+
+    pub(super) fn failed(e: BestowError) -> Self {
         Self {
             rx: None,
             early: Some(e),

@@ -42,43 +42,95 @@
 //!    which takes its `Context` as proof.
 //!
 //! Encore's ping (empty messages from one sender, `odeon-sharing-bench ping`), in
-//! instructions per message under callgrind: plain `tell` about 350, one batch per
-//! ping about 345, the whole stream in one reservation about 330, a bestowed handle
-//! about 360 (it was 390 while each use cloned the handle's `Arc`, whose count then
-//! crossed between the sender's and the owner's cores twice per use and made a use
-//! cost 1.4–1.5× a plain `tell` in CPU and wall time; see `bestow.rs` and
-//! `crates/odeon-bench/sharing/README.md` for the figures). Encore measured 5.3× for
-//! bestow and 4.8× for its atomic mailbox.
+//! instructions per message under callgrind: plain `tell` about 355, one batch per
+//! ping about 367 (1.03×), the whole stream in one reservation about 335, a bestowed
+//! handle about 405 (1.14×). (Before batches and bestowed handles learned to go to
+//! other nodes they were about 342 and 360–390: the local paths now check which kind
+//! of target they have.) A bestowed use once cost 1.4–1.5× a plain `tell` in CPU and
+//! wall time while each use cloned the handle's `Arc`, whose count then crossed
+//! between the sender's and the owner's cores twice per use; a use now carries a
+//! pointer instead (see `bestow.rs` and `crates/odeon-bench/sharing/README.md` for the
+//! figures). Encore measured 5.3× for bestow and 4.8× for its atomic mailbox.
 //!
-//! # Across nodes: what happens today
+//! # Across nodes (with `odeon-remote`)
 //!
-//! All three are local to the actor's node; every remote case fails with a typed
-//! error, never with a partial or interleaved delivery:
+//! Batches and reservations work on refs to actors on other nodes, with the same
+//! guarantees as locally; each has a cost and a failure behaviour of its own.
 //!
-//! - A batch to a remote ref ([`ActorRef::atomic`], [`Batch::send`]) fails with
-//!   [`BatchError::Remote`] and sends nothing; its asks fail with
-//!   [`AskError::Unreachable`](crate::AskError::Unreachable). The same holds for a
-//!   local ref to a mobile actor that has moved to another node.
-//! - Reserving a remote ref (or a local ref to a mobile actor that has moved away)
-//!   fails with [`ReserveError::Remote`]. So a reservation's holder is always on the
-//!   actor's node, and "the holder's node is lost mid-reservation" cannot happen;
-//!   mail from other nodes waits behind a local reservation like any mail, in order. A holder that stops responding is cut off
-//!   by its lease; a holder that is dropped (its task panics or is cancelled) ends
-//!   the reservation at once.
-//! - A [`Bestowed`] handle cannot be sent to another node: it is not serializable, so
-//!   a remote message that carries one does not compile (`remote_actor!` requires
-//!   every message of an interface to be `Serialize + Deserialize`). To use an object
-//!   from another node, send messages to its owner, whose interface is remote.
-//! - A mobile actor should not be moved while reserved: a move request ends the
-//!   reservation ([`Ended::ActorStopped`]).
+//! - **Batch to a remote ref** ([`ActorRef::atomic`], [`Batch::send`]). The whole
+//!   batch travels as **one frame** (one outbox place) and the actor's node decodes
+//!   every message before pushing any, then pushes them as one run (the local
+//!   batch path): no other sender's message, local or from any node, is handled
+//!   between them. It is all or nothing *at the receiving node*: a frame arrives
+//!   whole or not at all (a lost link drops whole frames), a message that does not
+//!   decode fails the whole batch before anything is pushed, and the push is one
+//!   atomic operation. Asks inside it get their replies as remote asks do.
+//!   Failures: refused whole, nothing sent, with [`BatchError::NotRemote`] (a
+//!   message not in the actor's remote interface), [`BatchError::Unreachable`]
+//!   (node gone), [`BatchError::Stopped`] (actor known stopped),
+//!   [`BatchError::Full`] (outbox full); after sending, a stopped actor fails the
+//!   batch's asks with [`AskError::Stopped`](crate::AskError::Stopped) and a lost
+//!   node with `Unreachable` (outcome unknown, as for any remote ask, but the batch
+//!   was handled whole or not at all). Cost: one frame for `n` messages instead of
+//!   `n` frames.
+//! - **Reservation of a remote ref** ([`ActorRef::reserve`]). (Batches and
+//!   reservations are of actors; a bestowed object is reached through its owner,
+//!   below.) Opening it costs one
+//!   round trip: the request travels to the actor's node, which reserves the actor
+//!   there (in mailbox order, FIFO with the rest of its mail) and answers once
+//!   granted. Each message through the [`Reservation`] then costs what a remote
+//!   `tell` (or `ask`) costs, and travels tagged with the session; the actor's node
+//!   hands it to its local reservation, in order. Dropping or releasing the
+//!   reservation sends a release, which arrives after the messages sent before it.
+//!   The **lease is kept at the actor's node**, counted from its grant there: a slow
+//!   or stalled holder cannot extend it. **Losing the holder's node** (its link is
+//!   declared lost) ends the reservation at the actor's node, as a release: what
+//!   arrived is handled, then the other mail flows. The holder's
+//!   [`Reservation::ended`] is its own view: `Released`, `LeaseExpired` by its own
+//!   count (which starts later than the owner's), or [`Ended::NodeLost`]; an end
+//!   decided at the actor's node alone (the actor stopped or moved) shows as asks
+//!   failing with `Stopped`, and tells through it are then dropped (at most once,
+//!   like remote tells). Reserving a stopped actor fails with
+//!   [`ReserveError::Stopped`], one on a lost node with
+//!   [`ReserveError::Unreachable`].
+//! - **Mobile actors.** A reserved actor that is asked to move (a handler calls
+//!   `migrate_to`, or a move request arrives) **ends the reservation**
+//!   ([`Ended::ActorStopped`]) and then moves. A ref that reaches a mobile actor
+//!   through the mobility layer (from another node, or a local ref after the actor
+//!   moved away) cannot keep a batch whole or a session pinned to one node on the
+//!   way, so it refuses batches and reservations whole with [`BatchError::Remote`]
+//!   and [`ReserveError::Remote`] (the batch's asks fail with `Unreachable`).
+//! - **Bestowed handles on other nodes.** When the object type's messages are in a
+//!   remote interface (`odeon_remote::remote_object!`), [`Bestowed`] is
+//!   `Serialize + Deserialize` and travels inside remote messages (the owner's node
+//!   keeps the handle under a random token, as it does for an exported actor). A use
+//!   at another node is one remote message (a tell, or an ask with its reply) to the
+//!   owner's node, where it runs as a local use: inside the owner's turn, one at a
+//!   time with the owner's own messages. Revoked → [`BestowError::Revoked`], owner
+//!   stopped → [`BestowError::OwnerStopped`], as locally; owner's node lost →
+//!   [`BestowError::Unreachable`]; a message outside the object's remote interface
+//!   → [`BestowError::NotRemote`]. Limits: [`Bestowed::atomic`] runs a closure and
+//!   fails with [`BestowError::Remote`] on such a handle (send one message that does
+//!   the whole operation instead), `with`/`revoke` stay with the owner, and a handle
+//!   whose type has no `remote_object!` declaration is not serializable (a remote
+//!   message carrying it does not compile). Sent back to the owner's node, a
+//!   handle is local again. A revoked handle that was sent to another node stays in
+//!   the owner's node's table (its object already dropped) until that node stops.
+//! - A reservation taken on the actor's own node holds back mail from other nodes
+//!   too, which waits in order.
 
 mod batch;
 mod bestow;
+mod bestow_remote;
 mod reserve;
 mod session;
 
-pub use batch::Batch;
+pub use batch::{Batch, DetachedBatch};
 pub use bestow::{Bestowed, BestowedAsk, Serve};
+#[doc(hidden)]
+pub use bestow_remote::{
+    error_code as bestow_error_code, error_from_code as bestow_error_from_code,
+};
 pub use reserve::{Reservation, Reserve};
 
 #[allow(unused_imports)] // the intra-doc links above
@@ -94,10 +146,18 @@ pub enum BatchError {
     /// The actor's bounded mailbox has fewer free slots than the batch has messages.
     #[error("the actor's mailbox has no room for the whole batch")]
     Full,
-    /// The actor is on another node (a remote ref, or a mobile actor that moved
-    /// away); batches are local only.
-    #[error("atomic batches to remote actors are not supported")]
+    /// The actor is a mobile actor that moved to another node (or the ref goes
+    /// through a transport without batches): the batch cannot be kept whole on the
+    /// way. Batches to ordinary remote refs are supported.
+    #[error("atomic batches to this actor are not supported (it moved to another node)")]
     Remote,
+    /// The actor's node is gone (left or lost): nothing was sent.
+    #[error("the actor's node cannot be reached")]
+    Unreachable,
+    /// A message of the batch to a remote actor is not in its remote interface (or
+    /// did not encode, or the batch is larger than a frame): nothing was sent.
+    #[error("a message of the batch cannot be sent to the remote actor")]
+    NotRemote,
 }
 
 /// Why a reservation could not be obtained.
@@ -107,10 +167,14 @@ pub enum ReserveError {
     /// The actor had stopped, or stopped before granting it.
     #[error("the actor stopped before the reservation was granted")]
     Stopped,
-    /// The actor is on another node (a remote ref, or a mobile actor that moved
-    /// away); reservations are local only for now.
-    #[error("reservations of remote actors are not supported")]
+    /// The actor is a mobile actor that moved to another node (or the ref goes
+    /// through a transport without reservations). Ordinary remote refs can be
+    /// reserved.
+    #[error("this actor cannot be reserved (it moved to another node)")]
     Remote,
+    /// The actor's node could not be reached, or was lost before the grant.
+    #[error("the actor's node cannot be reached")]
+    Unreachable,
 }
 
 /// How a [`Reservation`] ended.
@@ -123,6 +187,9 @@ pub enum Ended {
     LeaseExpired,
     /// The actor stopped, was asked to stop, failed, or a handler asked it to move.
     ActorStopped,
+    /// The reservation of a remote actor: the link between the holder's node and
+    /// the actor's node was lost (at the actor's node this ends it as a release).
+    NodeLost,
 }
 
 /// Why a use of a [`Bestowed`] object failed.
@@ -135,7 +202,21 @@ pub enum BestowError {
     /// The owner revoked the object.
     #[error("the bestowed object was revoked by its owner")]
     Revoked,
-    /// `with` or `revoke` was called with a context that is not the owner's.
+    /// `with` or `revoke` was called with a context that is not the owner's (always
+    /// so for a handle to an object on another node).
     #[error("only the owner may do this, from its own handler")]
     NotOwner,
+    /// The owner's node cannot be reached (it left or was lost): a handle to an
+    /// object on another node. After an ask was sent, the use may or may not have
+    /// run (outcome unknown, as for a remote ask).
+    #[error("the node of the bestowed object's owner cannot be reached")]
+    Unreachable,
+    /// A handle to an object on another node: the message is not in the object's
+    /// remote interface (`remote_object!`), or did not encode.
+    #[error("this message cannot be sent to the bestowed object on another node")]
+    NotRemote,
+    /// A handle to an object on another node: [`Bestowed::atomic`] runs a closure,
+    /// which cannot travel.
+    #[error("atomic blocks on a bestowed object need the owner's node")]
+    Remote,
 }

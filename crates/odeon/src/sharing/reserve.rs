@@ -13,6 +13,7 @@ use super::{Ended, ReserveError};
 use crate::cell::Cell;
 use crate::mailbox::node::{Delivered, message_node, turn_node};
 use crate::refs::ask;
+use crate::remote::{OpenSession, Outgoing, RemoteSession, ReplySlot};
 use crate::{Actor, ActorRef, Ask, AskError, Handles, Message, TellError, defaults};
 
 /// Exclusive use of an actor: while it is held, the actor handles only the messages
@@ -45,8 +46,12 @@ use crate::{Actor, ActorRef, Ask, AskError, Handles, Message, TellError, default
 /// - **Stop.** A stop request ends the reservation after the current message; a kill
 ///   or a panic ends it at once.
 /// - Messages sent through a reservation bypass a bounded mailbox's limit (they never
-///   enter the mailbox). Remote actors cannot be reserved (yet), and a mobile actor
-///   should not be moved while reserved (a move request ends the reservation).
+///   enter the mailbox). A mobile actor asked to move while reserved ends the
+///   reservation ([`Ended::ActorStopped`]), then moves.
+/// - **Remote actors** can be reserved (with `odeon-remote`): one round trip to open,
+///   then each message costs a remote tell; the lease is kept at the actor's node,
+///   and losing the holder's node ends it there. See `odeon::sharing` ("Across
+///   nodes") for the failure behaviour.
 /// - Under [`testkit::Sim`](crate::testkit::Sim) the lease is kept on the wall clock,
 ///   not the virtual one.
 ///
@@ -80,8 +85,23 @@ use crate::{Actor, ActorRef, Ask, AskError, Handles, Message, TellError, default
 /// system.shutdown();
 /// ```
 pub struct Reservation<A: Actor> {
-    session: Arc<Session<A>>,
+    session: Held<A>,
     actor: ActorRef<A>,
+}
+
+/// Where the reservation lives: on this node, or at the remote actor's node.
+enum Held<A: Actor> {
+    Local(Arc<Session<A>>),
+    Remote(Box<dyn RemoteSession>),
+}
+
+fn outgoing<M: Message>(msg: M, reply: Option<ReplySlot>) -> Outgoing {
+    Outgoing {
+        message: Box::new(msg),
+        type_id: std::any::TypeId::of::<M>(),
+        type_name: std::any::type_name::<M>(),
+        reply,
+    }
 }
 
 impl<A: Actor> std::fmt::Debug for Reservation<A> {
@@ -101,9 +121,14 @@ impl<A: Actor> Reservation<A> {
         M: Message,
         A: Handles<M, K>,
     {
-        self.session
-            .push(msg, |msg| message_node(A::__vtables().tell, msg, ()))
-            .map_err(TellError::Stopped)
+        match &self.session {
+            Held::Local(session) => session
+                .push(msg, |msg| message_node(A::__vtables().tell, msg, ()))
+                .map_err(TellError::Stopped),
+            Held::Remote(session) => session
+                .send(outgoing(msg, None))
+                .map_err(|(why, out)| crate::refs::remote::refused_pub(why, out)),
+        }
     }
 
     /// Sends `msg` inside the reservation and returns the future of its reply. Fails
@@ -114,12 +139,22 @@ impl<A: Actor> Reservation<A> {
         M: Message,
         A: Handles<M, K>,
     {
+        let session = match &self.session {
+            Held::Local(session) => session,
+            Held::Remote(session) => {
+                let system = self.actor.system();
+                let (reply, ask) = ask::pair::<M::Reply>(&system.shared);
+                if let Err((why, out)) = session.send(outgoing(msg, Some(ReplySlot::new(reply)))) {
+                    if let Some(slot) = out.reply {
+                        slot.fail(crate::refs::remote::ask_error_pub(&why));
+                    }
+                }
+                return ask;
+            }
+        };
         let shared = self.actor.cell().shared();
         let (reply, ask) = ask::pair(shared);
-        match self
-            .session
-            .push(msg, |msg| message_node(A::__vtables().ask, msg, reply))
-        {
+        match session.push(msg, |msg| message_node(A::__vtables().ask, msg, reply)) {
             Ok(()) => ask,
             // `reply` was not used: dropped with the closure, it fails `ask`.
             Err(_) => Ask::failed(AskError::Stopped, shared),
@@ -133,16 +168,29 @@ impl<A: Actor> Reservation<A> {
     }
 
     /// Whether messages can still be sent through the reservation.
+    ///
+    /// For a remote actor this is the holder's view: it turns false once released,
+    /// once the holder's own count of the lease runs out (it starts at the grant's
+    /// arrival, so later than the owner's), or once the link to the actor's node is
+    /// lost. An end decided at the actor's node alone (the actor stopped or moved)
+    /// shows as asks through the reservation failing with [`AskError::Stopped`].
     pub fn is_active(&self) -> bool {
-        self.session.state() == State::Active
+        match &self.session {
+            Held::Local(session) => session.state() == State::Active,
+            Held::Remote(session) => session.ended().is_none(),
+        }
     }
 
     /// Why the reservation ended, if it has (a released one that still has messages
-    /// to handle has not ended yet).
+    /// to handle has not ended yet). For a remote actor, the holder's view (see
+    /// [`Reservation::is_active`]).
     pub fn ended(&self) -> Option<Ended> {
-        match self.session.state() {
-            State::Ended(why) => Some(why),
-            _ => None,
+        match &self.session {
+            Held::Local(session) => match session.state() {
+                State::Ended(why) => Some(why),
+                _ => None,
+            },
+            Held::Remote(session) => session.ended(),
         }
     }
 
@@ -154,7 +202,10 @@ impl<A: Actor> Reservation<A> {
 
 impl<A: Actor> Drop for Reservation<A> {
     fn drop(&mut self) {
-        self.session.release();
+        match &self.session {
+            Held::Local(session) => session.release(),
+            Held::Remote(session) => session.release(),
+        }
     }
 }
 
@@ -165,6 +216,8 @@ pub struct Reserve<A: Actor> {
     actor: ActorRef<A>,
     lease: Duration,
     waiting: Option<(oneshot::Receiver<()>, Arc<Session<A>>)>,
+    /// A remote actor's: the transport's request, once sent.
+    remote: Option<OpenSession>,
 }
 
 impl<A: Actor> std::fmt::Debug for Reserve<A> {
@@ -233,7 +286,7 @@ impl<A: Actor> Future for Reserve<A> {
         let this = &mut *self;
         if this.waiting.is_none() {
             let Some(cell) = this.actor.local() else {
-                return Poll::Ready(Err(ReserveError::Remote));
+                return this.poll_remote(cx);
             };
             match this.request(cell) {
                 Ok(w) => this.waiting = Some(w),
@@ -251,12 +304,34 @@ impl<A: Actor> Future for Reserve<A> {
                 };
                 match res {
                     Ok(()) => Poll::Ready(Ok(Reservation {
-                        session,
+                        session: Held::Local(session),
                         actor: this.actor.clone(),
                     })),
                     // The request was dropped undelivered: the actor stopped.
                     Err(_) => Poll::Ready(Err(ReserveError::Stopped)),
                 }
+            }
+        }
+    }
+}
+
+impl<A: Actor> Reserve<A> {
+    #[cold]
+    fn poll_remote(&mut self, cx: &mut Context<'_>) -> Poll<Result<Reservation<A>, ReserveError>> {
+        let Some(endpoint) = self.actor.endpoint() else {
+            unreachable!("a ref is local or remote");
+        };
+        let open = self
+            .remote
+            .get_or_insert_with(|| endpoint.reserve(self.lease));
+        match open.as_mut().poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(res) => {
+                self.remote = None;
+                Poll::Ready(res.map(|session| Reservation {
+                    session: Held::Remote(session),
+                    actor: self.actor.clone(),
+                }))
             }
         }
     }
@@ -280,6 +355,7 @@ impl<A: Actor> ActorRef<A> {
             actor: self.clone(),
             lease: defaults::RESERVATION_LEASE,
             waiting: None,
+            remote: None,
         }
     }
 }

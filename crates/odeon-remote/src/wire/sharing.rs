@@ -1,0 +1,44 @@
+//! The wire forms of sharing across nodes (issue 16): what one message of a
+//! [`Traffic::Batch`](super::Traffic::Batch) carries, and a bestowed handle.
+//!
+//! The sharing variants (`Batch`, `Reserve`, `SessionTell`, `SessionAsk`, `Release`,
+//! `ObjectTell`, `ObjectAsk`)
+//! are appended last to [`Traffic`](super::Traffic), so every earlier variant keeps
+//! its encoding byte for byte. They are sent only when an application uses a batch
+//! or a reservation on a remote ref, or a bestowed handle from another node; a node of an earlier build does not know them
+//! and closes the link at the first one (as with the traced variants), so the
+//! protocol version is not bumped: a cluster uses remote batches and reservations
+//! once all its nodes run a build that has them.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+
+use super::NodeId;
+
+/// One message of an atomic batch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchItem<'a> {
+    /// For an ask: the request id its [`Traffic::Reply`](super::Traffic::Reply) answers.
+    pub request: Option<u64>,
+    /// The message's wire name.
+    #[serde(borrow)]
+    pub message: Cow<'a, str>,
+    /// The message, postcard-encoded.
+    #[serde(borrow)]
+    pub payload: Cow<'a, [u8]>,
+}
+
+/// A bestowed handle on the wire: the owner's node and the object's export token
+/// there (random, like an actor's: a peer reaches only the objects it was given).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectRef {
+    /// The owner's node.
+    pub node: NodeId,
+    /// The object's export token on that node.
+    pub token: u64,
+    /// The owner's actor id on that node.
+    pub owner: u64,
+    /// The object type's wire name (`remote_object!`).
+    pub object_type: String,
+}
