@@ -235,10 +235,16 @@ impl NodeInner {
                     }
                     _ => {}
                 }
+                // Before the send: the other side may act on the frame before this
+                // thread runs again.
+                super::steps::sending(&frame);
                 let sent = match self.known_peer(&to) {
-                    Some(peer) => peer.send(&frame).map_err(|e| e.to_string()),
+                    Some(peer) => peer.send_pushed(&frame).map_err(|e| e.to_string()),
                     None => Err(format!("{to} is not a known node")),
                 };
+                if matches!(sent, Ok(crate::node::Pushed::Queued)) {
+                    super::steps::queued(&frame);
+                }
                 if let Err(e) = sent {
                     if self.resend_after_loss(mobile, d, &to, &frame) {
                         return;
@@ -376,6 +382,7 @@ impl NodeInner {
         let Some(m) = d.moving.take_if(|m| m.migration == migration) else {
             return;
         };
+        super::steps::step("committed", migration);
         let carried = m.carried();
         self.forget_migration(mobile, migration);
         NodeInner::mobile_used(mobile);
@@ -475,6 +482,8 @@ impl NodeInner {
         for msg in messages {
             self.deliver_mobile(mobile, msg);
         }
+        // Before: the actor may run (and move again) before this thread goes on.
+        super::steps::step("activated", migration);
         (mobile.mobility.activate)(prepared);
         tracing::info!(token = mobile.token, epoch, "actor arrived");
     }

@@ -196,6 +196,7 @@ pub(crate) mod repair;
 pub(crate) mod rewatch;
 pub(crate) mod route;
 pub(crate) mod source;
+pub(crate) mod steps;
 pub(crate) mod stub;
 pub(crate) mod trace;
 

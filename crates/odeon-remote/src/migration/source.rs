@@ -174,6 +174,7 @@ impl NodeInner {
         to: &NodeId,
         caller: Option<oneshot::Sender<MigrateResult>>,
     ) {
+        super::steps::step("freeze", 0);
         if *to == self.me {
             return self.refuse_here(
                 mobile,

@@ -50,6 +50,7 @@ use crate::interface::{Interface, SharedCodec};
 use crate::transport::LinkConfig;
 use crate::wire::{NodeId, Outcome, WireFailure, WireRef};
 use endpoint::RemoteEndpoint;
+pub(crate) use outbox::Pushed;
 pub(crate) use peer::{Peer, Pending};
 
 /// Timing of link recovery.
