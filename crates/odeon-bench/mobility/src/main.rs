@@ -51,7 +51,7 @@ options (defaults are small: each benchmark runs in seconds):
   --repeat K       moves measured by queued                          (default 5)
   --rings A,B,..   ring counts of theater-rings                      (default 1,10,100,320)
   --ring-size S    actors per ring of theater-rings                  (default 3)
-  --theater-msgs M messages per theater-rings run, shared by its rings (default 200000)
+  --theater-msgs M messages per theater-rings run, shared by its rings (default 20000)
 
 Build with --release: `cargo run --release -p odeon-mobility-bench -- all`.
 Numbers from a shared or loaded machine are only indicative.";
@@ -104,7 +104,7 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         theater: TheaterSizes {
             rings: vec![1, 10, 100, 320],
             ring_size: 3,
-            msgs: 200_000,
+            msgs: 20_000,
             rounds: 7,
         },
     };

@@ -121,15 +121,6 @@ pub fn move_steps(moves: u32) -> Result<(), String> {
     r?;
     let seen = std::mem::take(&mut *SEEN.lock().map_err(|e| e.to_string())?);
     // The first move warms up (connections' first use, allocations): not counted.
-    if std::env::var_os("MOVE_STEPS_RAW").is_some() {
-        let t0 = seen.first().map(|s| s.0);
-        for (t, s) in seen.iter() {
-            let us = t0.map_or(0.0, |t0| {
-                t.saturating_duration_since(t0).as_secs_f64() * 1e6
-            });
-            println!("  raw {us:>10.1} {s}");
-        }
-    }
     let all: Vec<_> = split_moves(&seen).into_iter().skip(1).collect();
     println!(
         "move-steps: one actor, {} moves round a, b, c (one process); µs, median over moves",
@@ -158,11 +149,21 @@ pub fn move_steps(moves: u32) -> Result<(), String> {
             at.len()
         );
     }
-    let drained = all.iter().filter(|m| m[4].is_some()).count();
+    // offer_received (3) to ready_sent (5), with and without the drain (4).
+    let wait = |drained: bool| -> Vec<f64> {
+        all.iter()
+            .filter(|m| m[4].is_some() == drained)
+            .filter_map(|m| Some(m[5]? - m[3]?))
+            .collect()
+    };
+    let (with, without) = (wait(true), wait(false));
     println!(
-        "  moves whose target drained its route first (a flush round trip before Ready): \
-         {drained} of {}",
-        all.len()
+        "  offer received to ready sent: {} moves whose target drained its route first \
+         (a flush through it before Ready): median {:.1} µs; {} others: median {:.1} µs",
+        with.len(),
+        quantile(&with, 0.5),
+        without.len(),
+        quantile(&without, 0.5)
     );
     let queued: Vec<String> = QUEUED
         .iter()

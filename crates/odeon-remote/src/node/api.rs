@@ -459,6 +459,7 @@ impl NodeBuilder {
             mobiles: self.mobiles,
             mobile: Mutex::new(HashMap::new()),
             migrations: Mutex::new(HashMap::new()),
+            deadlines: Arc::default(),
             mobile_asks: Mutex::new(HashMap::new()),
             migration_stats: Arc::default(),
             ask_bindings: Mutex::new(HashMap::new()),

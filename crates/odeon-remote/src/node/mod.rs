@@ -154,6 +154,8 @@ pub(crate) struct NodeInner {
     /// Hand-overs in progress, by (the other node, move id): their frames name the
     /// move, not the actor.
     pub(crate) migrations: Mutex<HashMap<(NodeId, u64), Arc<crate::migration::driver::Mobile>>>,
+    /// The hand-over timeouts of the moves this node is the source of.
+    pub(crate) deadlines: Arc<crate::migration::deadlines::Deadlines>,
     /// Asks sent through a mobile entry, by request id: answered by whichever node
     /// hosts the actor, so not in a per-peer table.
     pub(crate) mobile_asks: Mutex<HashMap<u64, Pending>>,
