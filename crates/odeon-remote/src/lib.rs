@@ -208,6 +208,7 @@ pub use migration::api::{
     MigrateError, MigrateExt, MigrateFailure, MigrateFromHandler, MigrateRefusal, MigrateResult,
     Migration, Moved,
 };
+pub use migration::steps::TARGET as MIGRATION_STEPS_TARGET;
 pub use node::{Node, NodeBuilder, NodeError, RegistryError, SpawnError, Spawnable};
 pub use transport::Secret;
 #[cfg(feature = "tls")]

@@ -4,10 +4,13 @@
 mod local;
 mod moves;
 mod stats;
+mod steps;
+mod theater;
 
 use std::process::ExitCode;
 
 use local::LocalSizes;
+use theater::TheaterSizes;
 
 /// The help text.
 const HELP: &str = "\
@@ -27,6 +30,13 @@ benchmarks (one process; the nodes are linked over loopback):
                    (targets: p50 under 200 us, at least 10,000 moves/s)
   big-state        one actor with a big state (1 MiB) moving round three nodes
   queued           one actor with 10,000 queued messages moving to another node
+  move-steps       one small actor moving round three nodes: the median time of
+                   each step of a move (freeze, offer, ready, commit, activate)
+
+benchmark on three processes (this one starts itself twice more, on loopback):
+  theater-rings    rings of remote-capable and of mobile actors spread over three
+                   nodes, a token round each ring, all rings at once: messages per
+                   second in aggregate, interleaved rounds, median [min-max]
 
 options (defaults are small: each benchmark runs in seconds):
   --rounds R       interleaved rounds of thread-ring and create,
@@ -39,6 +49,9 @@ options (defaults are small: each benchmark runs in seconds):
   --state-bytes B  the state of big-state                            (default 1048576)
   --queued Q       queued messages of queued                         (default 10000)
   --repeat K       moves measured by queued                          (default 5)
+  --rings A,B,..   ring counts of theater-rings                      (default 1,10,100,320)
+  --ring-size S    actors per ring of theater-rings                  (default 3)
+  --theater-msgs M messages per theater-rings run, shared by its rings (default 20000)
 
 Build with --release: `cargo run --release -p odeon-mobility-bench -- all`.
 Numbers from a shared or loaded machine are only indicative.";
@@ -53,15 +66,26 @@ struct Args {
     state_bytes: usize,
     queued: u64,
     repeat: u32,
+    theater: TheaterSizes,
 }
 
-const BENCHES: [&str; 5] = [
+const BENCHES: [&str; 7] = [
     "thread-ring",
     "create",
     "migration-rings",
     "big-state",
     "queued",
+    "theater-rings",
+    "move-steps",
 ];
+
+fn counts(flag: &str, v: Option<String>) -> Result<Vec<usize>, String> {
+    let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
+    v.split(',')
+        .map(|n| n.trim().parse::<usize>().map(|n| n.max(1)))
+        .collect::<Result<_, _>>()
+        .map_err(|_| format!("{flag}: {v:?} is not a list of numbers"))
+}
 
 fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     let mut a = Args {
@@ -77,6 +101,12 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
         state_bytes: 1 << 20,
         queued: 10_000,
         repeat: 5,
+        theater: TheaterSizes {
+            rings: vec![1, 10, 100, 320],
+            ring_size: 3,
+            msgs: 20_000,
+            rounds: 7,
+        },
     };
     fn num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
         let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
@@ -89,14 +119,10 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "--ring" => a.local.ring = num::<usize>(&arg, it.next())?.max(2),
             "--hops" => a.local.hops = num(&arg, it.next())?,
             "--create" => a.local.create = num::<usize>(&arg, it.next())?.max(1),
-            "--actors" => {
-                let v = it.next().ok_or("--actors needs a value")?;
-                a.actors = v
-                    .split(',')
-                    .map(|n| n.trim().parse::<usize>().map(|n| n.max(1)))
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| format!("--actors: {v:?} is not a list of numbers"))?;
-            }
+            "--actors" => a.actors = counts(&arg, it.next())?,
+            "--rings" => a.theater.rings = counts(&arg, it.next())?,
+            "--ring-size" => a.theater.ring_size = num::<usize>(&arg, it.next())?.max(2),
+            "--theater-msgs" => a.theater.msgs = num::<u64>(&arg, it.next())?.max(1),
             "--moves" => a.moves = num::<u32>(&arg, it.next())?.max(1),
             "--state-bytes" => a.state_bytes = num(&arg, it.next())?,
             "--queued" => a.queued = num(&arg, it.next())?,
@@ -106,6 +132,7 @@ fn parse(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             other => return Err(format!("unknown argument {other:?} (see --help)")),
         }
     }
+    a.theater.rounds = a.local.rounds;
     if a.benches.is_empty() {
         return Err("name a benchmark, or all (see --help)".into());
     }
@@ -119,6 +146,8 @@ fn run(a: &Args) -> Result<(), String> {
             "create" => local::create(a.local)?,
             "migration-rings" => moves::migration_rings(&a.actors, a.moves)?,
             "big-state" => moves::big_state(a.state_bytes, a.moves.min(20))?,
+            "theater-rings" => theater::theater_rings(&a.theater)?,
+            "move-steps" => steps::move_steps(a.moves)?,
             _ => moves::queued(a.queued, a.repeat)?,
         }
     }
@@ -127,6 +156,16 @@ fn run(a: &Args) -> Result<(), String> {
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1).peekable();
+    if args.peek().is_some_and(|a| a == theater::CHILD) {
+        let rest: Vec<String> = args.skip(1).collect();
+        return match theater::child_main(&rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("odeon-mobility-bench: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if args
         .peek()
         .is_none_or(|a| a == "--help" || a == "-h" || a == "help")
@@ -153,22 +192,29 @@ mod tests {
 
     #[test]
     fn the_command_line_is_read() {
-        let a = args("thread-ring queued --rounds 3 --actors 1,32 --queued 7").unwrap();
+        let a = args(
+            "thread-ring queued --rounds 3 --actors 1,32 --queued 7 --rings 2,5 --ring-size 4",
+        )
+        .unwrap();
         assert_eq!(a.benches, ["thread-ring", "queued"]);
         assert_eq!(a.local.rounds, 3);
+        assert_eq!(a.theater.rounds, 3);
         assert_eq!(a.actors, [1, 32]);
         assert_eq!(a.queued, 7);
+        assert_eq!(a.theater.rings, [2, 5]);
+        assert_eq!(a.theater.ring_size, 4);
         assert_eq!(args("all").unwrap().benches.len(), BENCHES.len());
         assert!(args("").is_err());
         assert!(args("warp").is_err());
         assert!(args("create --rounds x").is_err());
     }
 
-    /// Every benchmark, tiny: they run to the end and their checks pass.
+    /// Every one-process benchmark, tiny: they run to the end and their checks pass
+    /// (`theater-rings` starts the bench binary itself: `tests/theater.rs`).
     #[test]
     fn every_benchmark_runs_at_a_tiny_size() {
         let a = args(
-            "all --rounds 1 --ring 4 --hops 100 --create 10 --actors 1,3 --moves 4 \
+            "thread-ring create migration-rings big-state queued move-steps --rounds 1 --ring 4 --hops 100 --create 10 --actors 1,3 --moves 4 \
              --state-bytes 4096 --queued 50 --repeat 1",
         )
         .unwrap();

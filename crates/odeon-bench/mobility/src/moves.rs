@@ -53,6 +53,7 @@ pub struct Rover {
 impl Rover {
     fn go(&mut self, cx: &mut Context<Self>) {
         self.asked_us = now_us();
+        crate::steps::note("asked");
         let next = (self.at + 1) % self.route.len();
         cx.migrate_to(&self.route[next]);
     }
@@ -60,6 +61,7 @@ impl Rover {
 
 impl Actor for Rover {
     fn migrated(&mut self, cx: &mut Context<Self>) {
+        crate::steps::note("migrated");
         let took = now_us().saturating_sub(self.asked_us);
         if let Ok(mut l) = LATENCIES.lock() {
             l.push(took);
@@ -139,12 +141,12 @@ odeon_remote::mobile_actor!(Rover = "bench.Rover" {
 });
 
 /// Three linked nodes in this process, each on its own system.
-struct Cluster {
+pub(crate) struct Cluster {
     members: Vec<(System, Node)>,
 }
 
 impl Cluster {
-    fn start() -> Result<Cluster, String> {
+    pub(crate) fn start() -> Result<Cluster, String> {
         let mut members: Vec<(System, Node)> = Vec::new();
         for name in ["a", "b", "c"] {
             let system = System::new();
@@ -191,7 +193,7 @@ impl Cluster {
         (total / (n.max(1) as u32), n)
     }
 
-    fn shutdown(self) {
+    pub(crate) fn shutdown(self) {
         for (system, node) in self.members {
             system.block_on(node.leave());
             system.shutdown();
@@ -231,7 +233,7 @@ fn latencies() -> Vec<f64> {
 
 /// `actors` rovers of `payload` bytes each make `moves` moves round the three nodes,
 /// all at once. Returns (moves per second, latencies in µs).
-fn rings(
+pub(crate) fn rings(
     cluster: &Cluster,
     actors: usize,
     moves: u32,

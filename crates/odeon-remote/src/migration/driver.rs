@@ -238,14 +238,25 @@ impl NodeInner {
                 // A state larger than half a frame goes in chunks after its offer,
                 // on the same link (`chunk.rs`); any other frame is sent as it is.
                 let (frame, chunks) = super::chunk::split(frame, self.link.max_frame);
+                // Before the send: the other side may act on the frame before this
+                // thread runs again.
+                super::steps::sending(&frame);
                 let sent = match self.known_peer(&to) {
-                    Some(peer) => std::iter::once(&frame)
-                        .chain(&chunks)
-                        .try_for_each(|f| peer.send(f))
+                    Some(peer) => peer
+                        .send_pushed(&frame)
+                        .and_then(|pushed| {
+                            chunks
+                                .iter()
+                                .try_for_each(|f| peer.send(f))
+                                .map(|()| pushed)
+                        })
                         .map_err(|e| e.to_string()),
                     None => Err(format!("{to} is not a known node")),
                 };
                 drop(chunks);
+                if matches!(sent, Ok(crate::node::Pushed::Queued)) {
+                    super::steps::queued(&frame);
+                }
                 if let Err(e) = sent {
                     if self.resend_after_loss(mobile, d, &to, &frame) {
                         return;
@@ -386,6 +397,7 @@ impl NodeInner {
         let Some(m) = d.moving.take_if(|m| m.migration == migration) else {
             return;
         };
+        super::steps::step("committed", migration);
         let carried = m.carried();
         self.forget_migration(mobile, migration);
         NodeInner::mobile_used(mobile);
@@ -485,6 +497,8 @@ impl NodeInner {
         for msg in messages {
             self.deliver_mobile(mobile, msg);
         }
+        // Before: the actor may run (and move again) before this thread goes on.
+        super::steps::step("activated", migration);
         (mobile.mobility.activate)(prepared);
         tracing::info!(token = mobile.token, epoch, "actor arrived");
     }

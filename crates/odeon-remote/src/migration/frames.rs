@@ -171,6 +171,16 @@ impl NodeInner {
                 .get(&(peer.id.clone(), migration))
                 .cloned()
         };
+        match &frame {
+            Traffic::MigrateReady { migration } => super::steps::step("ready_received", *migration),
+            Traffic::MigrateCommit { migration, .. } => {
+                super::steps::step("commit_received", *migration)
+            }
+            Traffic::MigrateOffer { migration, .. } => {
+                super::steps::step("offer_received", *migration)
+            }
+            _ => {}
+        }
         let lookup = match &frame {
             // A state larger than a frame comes after its offer (`chunk.rs`).
             Traffic::MigrateOffer { chunks, .. } if *chunks > 0 => {

@@ -129,6 +129,7 @@ impl MobileEntry {
         } else {
             // A direct route elsewhere: flush through it (a route already switching has
             // its flush on the way).
+            super::steps::step("drain", migration);
             self.start_switch();
         }
     }

@@ -91,7 +91,9 @@
 //! `repair.rs` (step 11), `handover.rs` (steps 1–6); the driver's side: `driver.rs`,
 //! `source.rs`, `frames.rs`, `stub.rs`, `binding.rs` (ask bindings), `control.rs`
 //! (control of moved actors, watches and links), `collect.rs` (step 10's table and
-//! stubs), `faults.rs` (losses the entry cannot see).
+//! stubs), `faults.rs` (losses the entry cannot see), `deadlines.rs` (the source's
+//! hand-over timeouts: one queue and one sweeper task per node, no task per move),
+//! `steps.rs` (per-step trace events, to find where a move's time goes).
 //!
 //! # The protocol
 //! Per node and actor, one entry. Messages a node sends along a route carry
@@ -195,6 +197,7 @@ pub(crate) mod binding;
 pub(crate) mod chunk;
 pub(crate) mod collect;
 pub(crate) mod control;
+pub(crate) mod deadlines;
 pub(crate) mod driver;
 pub(crate) mod entry;
 pub(crate) mod faults;
@@ -204,6 +207,7 @@ pub(crate) mod repair;
 pub(crate) mod rewatch;
 pub(crate) mod route;
 pub(crate) mod source;
+pub(crate) mod steps;
 pub(crate) mod stub;
 pub(crate) mod trace;
 

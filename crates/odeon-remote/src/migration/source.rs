@@ -149,22 +149,6 @@ impl NodeInner {
         refuse(actor, caller, e);
     }
 
-    /// A target that never answers must not keep the actor frozen: after the request
-    /// timeout the source aborts (`MigrateAbort`) and resumes, unless the move ended
-    /// first (then the entry ignores the timeout).
-    fn abort_after_timeout(self: &Arc<Self>, mobile: &Arc<Mobile>, migration: u64) {
-        let (node, mobile) = (Arc::downgrade(self), Arc::downgrade(mobile));
-        let timeout = self.settings.request_timeout;
-        self.io.spawn(async move {
-            tokio::time::sleep(timeout).await;
-            if let (Some(node), Some(mobile)) = (node.upgrade(), mobile.upgrade()) {
-                let mut d = mobile.state.lock();
-                let outs = d.entry.timeout(migration);
-                node.perform(&mobile, &mut d, outs);
-            }
-        });
-    }
-
     /// Steps 1–2 on the actor's turn: snapshot, encode, offer. Nothing here waits for
     /// the network (`Peer::send` queues).
     fn start_move(
@@ -174,6 +158,7 @@ impl NodeInner {
         to: &NodeId,
         caller: Option<oneshot::Sender<MigrateResult>>,
     ) {
+        super::steps::step("freeze", 0);
         if *to == self.me {
             return self.refuse_here(
                 mobile,
@@ -313,6 +298,9 @@ impl NodeInner {
                 });
                 self.perform(mobile, &mut d, outs);
                 drop(d);
+                // A target that never answers must not keep the actor frozen: after
+                // the request timeout the source aborts (`MigrateAbort`) and resumes,
+                // unless the move ended first (`deadlines.rs`).
                 self.abort_after_timeout(mobile, migration);
             }
             Err(e) => {

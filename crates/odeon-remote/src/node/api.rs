@@ -459,6 +459,7 @@ impl NodeBuilder {
             mobiles: self.mobiles,
             mobile: Mutex::new(HashMap::new()),
             migrations: Mutex::new(HashMap::new()),
+            deadlines: Arc::default(),
             mobile_asks: Mutex::new(HashMap::new()),
             offers_incoming: Default::default(),
             migration_stats: Arc::default(),

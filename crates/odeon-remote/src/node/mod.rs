@@ -52,6 +52,7 @@ use crate::interface::{Interface, SharedCodec};
 use crate::transport::LinkConfig;
 use crate::wire::{NodeId, Outcome, WireFailure, WireRef};
 use endpoint::RemoteEndpoint;
+pub(crate) use outbox::Pushed;
 pub(crate) use peer::{Peer, Pending};
 
 /// Timing of link recovery.
@@ -155,6 +156,8 @@ pub(crate) struct NodeInner {
     /// Hand-overs in progress, by (the other node, move id): their frames name the
     /// move, not the actor.
     pub(crate) migrations: Mutex<HashMap<(NodeId, u64), Arc<crate::migration::driver::Mobile>>>,
+    /// The hand-over timeouts of the moves this node is the source of.
+    pub(crate) deadlines: Arc<crate::migration::deadlines::Deadlines>,
     /// Asks sent through a mobile entry, by request id: answered by whichever node
     /// hosts the actor, so not in a per-peer table.
     pub(crate) mobile_asks: Mutex<HashMap<u64, Pending>>,

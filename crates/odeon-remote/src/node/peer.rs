@@ -73,11 +73,11 @@ pub(crate) enum Refused {
 /// Encodes `traffic` as a frame in this thread's scratch buffer and hands it to `f`:
 /// the outbox copies it (into its queue) or writes it, so no frame needs a buffer of
 /// its own.
-fn with_frame(
+fn with_frame<R>(
     traffic: &Traffic,
     max_frame: usize,
-    f: impl FnOnce(&[u8]),
-) -> Result<(), wire::WireError> {
+    f: impl FnOnce(&[u8]) -> R,
+) -> Result<R, wire::WireError> {
     thread_local! {
         static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
@@ -91,12 +91,12 @@ fn with_frame(
             Err(_) => &mut own,
         };
         wire::encode_frame_into(traffic, max_frame, buf)?;
-        f(buf);
+        let r = f(buf);
         // Keep a large frame's buffer only as long as it is used.
         if buf.capacity() > SCRATCH_KEEP {
             *buf = Vec::new();
         }
-        Ok(())
+        Ok(r)
     })
 }
 
@@ -245,6 +245,12 @@ impl Peer {
     /// Queues a runtime signal (no bound applies); it is written in queue order on the
     /// pair's link.
     pub(crate) fn send(&self, traffic: &Traffic) -> Result<(), AskError> {
+        self.send_pushed(traffic).map(|_| ())
+    }
+
+    /// As [`send`](Self::send), saying whether the frame was written at once or
+    /// queued for the link's driver.
+    pub(crate) fn send_pushed(&self, traffic: &Traffic) -> Result<Pushed, AskError> {
         if self.is_lost() {
             return Err(AskError::Unreachable);
         }
@@ -253,7 +259,7 @@ impl Peer {
             if let Some(t) = &self.traffic {
                 t.sent(frame.len());
             }
-            self.outbox.push(frame, false);
+            self.outbox.push(frame, false)
         })
         .map_err(|e| AskError::Rejected(e.to_string()))
     }
