@@ -135,6 +135,9 @@ impl<A: Actor> Cell<A> {
                 live.stopped(self.id, std::any::type_name::<A>(), handled);
             }
         }
+        // Counted before the stop is visible too: whoever saw it stop (a watcher,
+        // `wait_stopped`, `is_alive`) then reads `live_actors` without it.
+        self.shared.actor_stopped();
         let (watchers, links) = {
             let mut ctl = self.ctl.lock();
             self.flags.fetch_or(STOPPED, Ordering::AcqRel);
@@ -164,7 +167,6 @@ impl<A: Actor> Cell<A> {
             (*sup).child_stopped(self.id, reason);
         }
         self.drain_stopped();
-        self.shared.actor_stopped();
         self.shared.sched.end_unit();
         RunOutcome::Stopped
     }
