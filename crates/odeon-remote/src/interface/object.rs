@@ -13,13 +13,9 @@ use super::entry::{DecodeReply, Encode, ReplyRoute, SharedCodec, WireUse};
 use super::{decode_message, decode_with, encode_erased, reply_outcome};
 use crate::wire::WireFailure;
 
-/// Decodes a use and runs it through the local handle (a `Bestowed<T>`).
-pub(crate) type ServeUse = fn(
-    &(dyn Any + Send + Sync),
-    &[u8],
-    Option<ReplyRoute>,
-    &SharedCodec,
-) -> Result<(), WireFailure>;
+/// Decodes a use and runs it through the local handle (a `Bestowed<T>`): a `Deliver`
+/// whose target is the handle.
+pub(crate) type ServeUse = super::entry::Deliver;
 
 /// One message an object type serves remotely. Built by `remote_object!`.
 pub struct ObjectEntry {

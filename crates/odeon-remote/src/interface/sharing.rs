@@ -26,13 +26,9 @@ pub(crate) type WireReply = Box<dyn FnOnce(ReplyRoute) + Send>;
 pub(crate) type BatchAdd =
     fn(&mut dyn Any, &[u8], bool, &SharedCodec) -> Result<Option<WireReply>, WireFailure>;
 
-/// Decodes a message and sends it through a reservation (a `Reservation<A>`).
-pub(crate) type DeliverReserved = fn(
-    &(dyn Any + Send + Sync),
-    &[u8],
-    Option<ReplyRoute>,
-    &SharedCodec,
-) -> Result<(), WireFailure>;
+/// Decodes a message and sends it through a reservation (a `Reservation<A>`): a
+/// `Deliver` whose target is the reservation.
+pub(crate) type DeliverReserved = super::entry::Deliver;
 
 /// A reservation being opened at this node: its `Reservation<A>`, erased.
 pub(crate) type Opening =

@@ -28,8 +28,9 @@
 //!
 //! After the handshake, every frame is one [`Traffic`] (see [`traffic`], every field
 //! commented there). Version 3 appends the mobility variants (`MTell` through
-//! `Restart`, with [`QueuedMessage`] and [`WireMigrateRefusal`]; the protocol is in
-//! `crate::migration` and `docs/design/mobility.md` §5). The variants of version 2
+//! `Restart`, with [`QueuedMessage`] and [`WireMigrateRefusal`] from
+//! `wire/mobility.rs`; the protocol is in `crate::migration` and
+//! `docs/design/mobility.md` §5). The variants of version 2
 //! keep their encodings (postcard numbers variants in declaration order), but a
 //! version-2 node would close its link at the first new frame, so the version is
 //! bumped and a cluster upgrades all its nodes together. Version 4 appends variants
