@@ -174,28 +174,12 @@ mod tests {
 
     use odeon::{Actor, ActorRef, Context, Handler, Message, StopReason, System, Terminated};
     use parking_lot::Mutex;
-    use serde::{Deserialize, Serialize};
 
     use super::super::binding::Binding;
     use super::super::driver::Mobile;
-    use super::super::tests::fixture::{entries, eventually, find, linked};
+    use super::super::tests::fixture::{Ping, Spot, entries, eventually, find, linked};
     use crate::wire::NodeId;
     use crate::{MigrateExt, Node};
-
-    #[derive(Default, Serialize, Deserialize)]
-    struct Spot;
-    impl Actor for Spot {}
-    #[derive(Serialize, Deserialize)]
-    struct Ping;
-    impl Message for Ping {
-        type Reply = u32;
-    }
-    impl Handler<Ping> for Spot {
-        fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> u32 {
-            7
-        }
-    }
-    crate::mobile_actor!(Spot = "rewatch.Spot" { Ping = "rewatch.Ping" });
 
     /// Links with a `Spot` on request; fails on `Boom`.
     struct Linker;
@@ -245,6 +229,19 @@ mod tests {
         })
     }
 
+    /// Waits until the observer is told of an end, then checks that it was told
+    /// `reason`, and once (a second notice would have come within the pause).
+    fn told_once(seen: &Mutex<Vec<StopReason>>, reason: StopReason) {
+        let got = eventually(|| {
+            let s = seen.lock().clone();
+            (!s.is_empty()).then_some(s)
+        })
+        .expect("the watcher is told");
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(got, std::slice::from_ref(&reason));
+        assert_eq!(*seen.lock(), [reason], "told once");
+    }
+
     /// The entry on `n` that has a watch made there.
     fn watched(n: &Node) -> Option<Arc<Mobile>> {
         entries(n)
@@ -291,14 +288,7 @@ mod tests {
         let pong = systems[2].block_on(from_x.ask(Ping).timeout(Duration::from_secs(20)));
         assert_eq!(pong, Ok(7), "the actor lives on t");
         from_x.stop();
-        let got = eventually(|| {
-            let s = seen.lock().clone();
-            (!s.is_empty()).then_some(s)
-        })
-        .expect("the watch reports the end");
-        std::thread::sleep(Duration::from_millis(300));
-        assert_eq!(got, [StopReason::Normal]);
-        assert_eq!(*seen.lock(), [StopReason::Normal], "reported once");
+        told_once(&seen, StopReason::Normal);
     }
 
     #[test]
@@ -404,14 +394,7 @@ mod tests {
         systems[2]
             .block_on(observer.ask(WatchIt(from_x.clone())))
             .unwrap();
-        let got = eventually(|| {
-            let s = seen.lock().clone();
-            (!s.is_empty()).then_some(s)
-        })
-        .expect("the watcher is told");
-        std::thread::sleep(Duration::from_millis(300));
-        assert_eq!(got, [StopReason::NodeLost]);
-        assert_eq!(*seen.lock(), [StopReason::NodeLost], "told once");
+        told_once(&seen, StopReason::NodeLost);
         drop(spot);
     }
 }

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use odeon::{ActorRef, RemoteActor, System};
+use odeon::{Actor, ActorRef, Context, Handler, Message, RemoteActor, System};
+use serde::{Deserialize, Serialize};
 
 use crate::migration::driver::Mobile;
 use crate::{Node, NodeBuilder, Secret};
@@ -13,6 +14,23 @@ use crate::{Node, NodeBuilder, Secret};
 /// How long a condition may take: a guard against a hang on a loaded machine, not a
 /// timing.
 const GUARD: Duration = Duration::from_secs(30);
+
+/// A mobile actor with no state that answers `Ping` with 7.
+#[derive(Default, Serialize, Deserialize)]
+pub(crate) struct Spot;
+impl Actor for Spot {}
+/// Answered with 7.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Ping;
+impl Message for Ping {
+    type Reply = u32;
+}
+impl Handler<Ping> for Spot {
+    fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> u32 {
+        7
+    }
+}
+crate::mobile_actor!(Spot = "fixture.Spot" { Ping = "fixture.Ping" });
 
 /// Polls `f` every 10 ms until it returns `Some`, for at most [`GUARD`].
 pub(crate) fn eventually<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {

@@ -3,27 +3,9 @@
 //! birth node or had switched away from it. Real nodes in one process; the pins are
 //! read from the entries.
 
-use odeon::{Actor, Context, Handler, Message};
-use serde::{Deserialize, Serialize};
-
-use super::fixture::{entries, eventually, find, linked};
+use super::fixture::{Ping, Spot, entries, eventually, find, linked};
 use crate::wire::NodeId;
 use crate::{MigrateExt, Node};
-
-#[derive(Default, Serialize, Deserialize)]
-struct Pinned;
-impl Actor for Pinned {}
-#[derive(Serialize, Deserialize)]
-struct Ping;
-impl Message for Ping {
-    type Reply = u32;
-}
-impl Handler<Ping> for Pinned {
-    fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> u32 {
-        7
-    }
-}
-crate::mobile_actor!(Pinned = "pins.Pinned" { Ping = "pins.Ping" });
 
 /// The pins `n`'s entries hold for node `of`.
 fn pins_for(n: &Node, of: &NodeId) -> u32 {
@@ -37,12 +19,10 @@ fn pins_for(n: &Node, of: &NodeId) -> u32 {
 /// actor moves to a and x's next ask follows it; then x drops its ref.
 fn sender_forgotten(prefix: &str, moved: bool) {
     let names = ["h", "a", "x"].map(|n| format!("{prefix}-{n}"));
-    let (systems, [h, a, x]) = linked(names.each_ref().map(String::as_str), |b| {
-        b.mobile::<Pinned>()
-    });
-    let actor = systems[0].spawn(Pinned);
+    let (systems, [h, a, x]) = linked(names.each_ref().map(String::as_str), |b| b.mobile::<Spot>());
+    let actor = systems[0].spawn(Spot);
     h.register("pinned", &actor).unwrap();
-    let from_x = find::<Pinned>(&systems[2], &x, "pinned");
+    let from_x = find::<Spot>(&systems[2], &x, "pinned");
     assert_eq!(systems[2].block_on(from_x.ask(Ping)), Ok(7));
     assert_eq!(pins_for(&h, x.id()), 1, "h pinned x at first contact");
     if moved {
