@@ -119,6 +119,18 @@ fn state_name(s: ActorState) -> &'static str {
     }
 }
 
+/// The supervision tree panel, in either view (empty without observe).
+fn tree_list(s: &Snapshot) -> List<'static> {
+    let lines = s
+        .actors
+        .as_ref()
+        .and_then(|a| a.supervision.as_ref())
+        .map(tree_lines)
+        .unwrap_or_default();
+    let items: Vec<ListItem> = lines.into_iter().map(ListItem::new).collect();
+    List::new(items).block(Block::default().borders(Borders::ALL).title(tree_title(s)))
+}
+
 fn tree_title(s: &Snapshot) -> String {
     match s.actors.as_ref().and_then(|a| a.supervision.as_ref()) {
         Some(t) => format!(
@@ -148,17 +160,7 @@ pub fn draw_view(frame: &mut Frame, s: &Snapshot, view: View) {
         let [title, body] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(3)]).areas(frame.area());
         frame.render_widget(heading, title);
-        let lines = s
-            .actors
-            .as_ref()
-            .and_then(|a| a.supervision.as_ref())
-            .map(tree_lines)
-            .unwrap_or_default();
-        let items: Vec<ListItem> = lines.into_iter().map(ListItem::new).collect();
-        frame.render_widget(
-            List::new(items).block(Block::default().borders(Borders::ALL).title(tree_title(s))),
-            body,
-        );
+        frame.render_widget(tree_list(s), body);
         return;
     }
     let [title, top, middle, chart, events] = Layout::vertical([
@@ -270,17 +272,7 @@ pub fn draw_view(frame: &mut Frame, s: &Snapshot, view: View) {
         ),
         deepest,
     );
-    let lines = s
-        .actors
-        .as_ref()
-        .and_then(|a| a.supervision.as_ref())
-        .map(tree_lines)
-        .unwrap_or_default();
-    let items: Vec<ListItem> = lines.into_iter().map(ListItem::new).collect();
-    frame.render_widget(
-        List::new(items).block(Block::default().borders(Borders::ALL).title(tree_title(s))),
-        tree,
-    );
+    frame.render_widget(tree_list(s), tree);
     let width = usize::from(chart.width.saturating_sub(2));
     let rates: Vec<u64> = s.samples.iter().map(|x| x.rate.round() as u64).collect();
     let shown = &rates[rates.len().saturating_sub(width)..];

@@ -17,27 +17,15 @@ mod common;
 use std::collections::HashMap;
 use std::time::Duration;
 
+use common::sharing::*;
 use common::*;
 use odeon::{ActorRef, AskError, BatchError};
 
-fn counter_on(a: &Member, name: &str) -> ActorRef<Counter> {
-    let r = a.system.spawn(Counter {
-        total: 0,
-        seen: Vec::new(),
-    });
-    a.node().register(name, &r).unwrap();
-    r
-}
-
-/// Generous: a loaded machine is slow, but a hang must fail, not block CI.
-const GUARD: Duration = Duration::from_secs(30);
-
 #[test]
 fn a_remote_batch_is_handled_whole_and_its_asks_are_answered() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
+    let [a, b] = members(["a", "b"]);
     let local = counter_on(&a, "c");
-    let remote = b.system.block_on(b.node().lookup::<Counter>("c")).unwrap();
+    let remote = lookup_from::<Counter>(&b, "c");
     assert!(!remote.is_local());
 
     let (first, last) = remote
@@ -99,12 +87,10 @@ async fn send_batches(target: ActorRef<Counter>, sender: u64) -> Vec<(u64, u64)>
 
 #[test]
 fn no_other_message_lands_inside_a_remote_batch_under_many_senders() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
-    let c = Member::start("c", &[a.addr()]);
+    let [a, b, c] = members(["a", "b", "c"]);
     let local = counter_on(&a, "c");
-    let from_b = b.system.block_on(b.node().lookup::<Counter>("c")).unwrap();
-    let from_c = c.system.block_on(c.node().lookup::<Counter>("c")).unwrap();
+    let from_b = lookup_from::<Counter>(&b, "c");
+    let from_c = lookup_from::<Counter>(&c, "c");
 
     // Senders 1-3 on node b, 4-5 on node c (remote), 6-7 on node a (local refs).
     let mut threads = Vec::new();
@@ -159,10 +145,9 @@ fn no_other_message_lands_inside_a_remote_batch_under_many_senders() {
 
 #[test]
 fn a_remote_batch_that_cannot_go_whole_fails_whole_with_a_typed_error() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
+    let [a, b] = members(["a", "b"]);
     let local = counter_on(&a, "c");
-    let remote = b.system.block_on(b.node().lookup::<Counter>("c")).unwrap();
+    let remote = lookup_from::<Counter>(&b, "c");
 
     // One message that is not in the remote interface: nothing is sent.
     let mut batch = remote.batch();
@@ -185,10 +170,9 @@ fn a_remote_batch_that_cannot_go_whole_fails_whole_with_a_typed_error() {
 
 #[test]
 fn the_asks_of_a_batch_to_a_stopped_remote_actor_fail_with_stopped() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
+    let [a, b] = members(["a", "b"]);
     let local = counter_on(&a, "c");
-    let remote = b.system.block_on(b.node().lookup::<Counter>("c")).unwrap();
+    let remote = lookup_from::<Counter>(&b, "c");
     local.stop();
     eventually(GUARD, || (!local.is_alive()).then_some(())).expect("stopped");
     // Node b does not know yet: the batch is sent, and its asks fail at node a.
@@ -210,8 +194,7 @@ fn the_asks_of_a_batch_to_a_stopped_remote_actor_fail_with_stopped() {
 
 #[test]
 fn a_batch_to_a_lost_node_is_refused_with_unreachable() {
-    let a = Member::start("a", &[]);
-    let mut b = Member::start("b", &[a.addr()]);
+    let [a, mut b] = members(["a", "b"]);
     let _local = counter_on(&b, "c");
     // Names registered on b reach a by gossip.
     let remote = eventually(GUARD, || {
@@ -229,10 +212,9 @@ fn a_batch_to_a_lost_node_is_refused_with_unreachable() {
 
 #[test]
 fn a_reservation_holds_back_mail_from_other_nodes_until_it_ends() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
+    let [a, b] = members(["a", "b"]);
     let local = counter_on(&a, "c");
-    let remote = b.system.block_on(b.node().lookup::<Counter>("c")).unwrap();
+    let remote = lookup_from::<Counter>(&b, "c");
 
     let r = a.system.block_on(local.reserve()).unwrap();
     for v in [100, 200, 300] {

@@ -11,8 +11,8 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
+use common::sharing::*;
 use common::*;
 use odeon::{Actor, ActorRef, BestowError, Bestowed, Context, Handler, Message, Serve};
 use serde::{Deserialize, Serialize};
@@ -147,8 +147,6 @@ odeon_remote::remote_actor!(Library = "test.Library" {
     Close = "test.Close",
 });
 
-const GUARD: Duration = Duration::from_secs(30);
-
 fn library_on(a: &Member) -> ActorRef<Library> {
     let r = a.system.spawn(Library::default());
     a.node().register("library", &r).unwrap();
@@ -157,13 +155,9 @@ fn library_on(a: &Member) -> ActorRef<Library> {
 
 #[test]
 fn a_bestowed_handle_used_from_another_node_runs_in_the_owners_turn() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
+    let [a, b] = members(["a", "b"]);
     let library = library_on(&a);
-    let remote = b
-        .system
-        .block_on(b.node().lookup::<Library>("library"))
-        .unwrap();
+    let remote = lookup_from::<Library>(&b, "library");
 
     let cursor = b.system.block_on(remote.ask(Lend(vec![1, 2, 3]))).unwrap();
     assert!(!cursor.is_local());
@@ -206,23 +200,15 @@ impl<F: std::future::Future> Guard for F {}
 
 #[test]
 fn uses_from_two_nodes_run_one_at_a_time() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
-    let c = Member::start("c", &[a.addr()]);
+    let [a, b, c] = members(["a", "b", "c"]);
     let library = library_on(&a);
-    let from_b = b
-        .system
-        .block_on(b.node().lookup::<Library>("library"))
-        .unwrap();
+    let from_b = lookup_from::<Library>(&b, "library");
     let cursor = b
         .system
         .block_on(from_b.ask(Lend((0..200).collect())))
         .unwrap();
     // Node c gets a handle to the same object.
-    let from_c = c
-        .system
-        .block_on(c.node().lookup::<Library>("library"))
-        .unwrap();
+    let from_c = lookup_from::<Library>(&c, "library");
     let on_c = c.system.block_on(from_c.ask(Current)).unwrap().unwrap();
     assert!(!on_c.is_local());
     let take = |io: tokio::runtime::Handle, cursor: Bestowed<Cursor>| {
@@ -252,13 +238,9 @@ fn uses_from_two_nodes_run_one_at_a_time() {
 
 #[test]
 fn revoke_and_owner_stop_give_the_same_errors_across_nodes() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
+    let [a, b] = members(["a", "b"]);
     let library = library_on(&a);
-    let remote = b
-        .system
-        .block_on(b.node().lookup::<Library>("library"))
-        .unwrap();
+    let remote = lookup_from::<Library>(&b, "library");
 
     let cursor = b.system.block_on(remote.ask(Lend(vec![1]))).unwrap();
     assert_eq!(b.system.block_on(remote.ask(Revoke)), Ok(true));
@@ -278,13 +260,9 @@ fn revoke_and_owner_stop_give_the_same_errors_across_nodes() {
 
 #[test]
 fn a_lost_owner_node_makes_the_handle_unreachable() {
-    let mut a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
+    let [mut a, b] = members(["a", "b"]);
     let _library = library_on(&a);
-    let remote = b
-        .system
-        .block_on(b.node().lookup::<Library>("library"))
-        .unwrap();
+    let remote = lookup_from::<Library>(&b, "library");
     let cursor = b.system.block_on(remote.ask(Lend(vec![1, 2]))).unwrap();
     drop(a.node.take());
     eventually(GUARD, || (!cursor.is_usable()).then_some(())).expect("node a is lost");

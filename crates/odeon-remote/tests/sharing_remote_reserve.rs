@@ -13,29 +13,16 @@ mod common;
 
 use std::time::Duration;
 
+use common::sharing::*;
 use common::*;
-use odeon::{ActorRef, AskError, Ended, ReserveError, TellError};
-
-fn counter_on(a: &Member, name: &str) -> ActorRef<Counter> {
-    let r = a.system.spawn(Counter {
-        total: 0,
-        seen: Vec::new(),
-    });
-    a.node().register(name, &r).unwrap();
-    r
-}
-
-/// Generous: a loaded machine is slow, but a hang must fail, not block CI.
-const GUARD: Duration = Duration::from_secs(30);
+use odeon::{AskError, Ended, ReserveError, TellError};
 
 #[test]
 fn a_remote_reservation_is_exclusive_and_keeps_its_order() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
-    let c = Member::start("c", &[a.addr()]);
+    let [a, b, c] = members(["a", "b", "c"]);
     let local = counter_on(&a, "c");
-    let from_b = b.system.block_on(b.node().lookup::<Counter>("c")).unwrap();
-    let from_c = c.system.block_on(c.node().lookup::<Counter>("c")).unwrap();
+    let from_b = lookup_from::<Counter>(&b, "c");
+    let from_c = lookup_from::<Counter>(&c, "c");
 
     let r = b.system.block_on(from_b.reserve()).expect("granted");
     assert!(r.is_active());
@@ -87,12 +74,10 @@ fn a_remote_reservation_is_exclusive_and_keeps_its_order() {
 
 #[test]
 fn two_remote_holders_take_turns_in_request_order() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
-    let c = Member::start("c", &[a.addr()]);
+    let [a, b, c] = members(["a", "b", "c"]);
     let local = counter_on(&a, "c");
-    let from_b = b.system.block_on(b.node().lookup::<Counter>("c")).unwrap();
-    let from_c = c.system.block_on(c.node().lookup::<Counter>("c")).unwrap();
+    let from_b = lookup_from::<Counter>(&b, "c");
+    let from_c = lookup_from::<Counter>(&c, "c");
 
     let first = b.system.block_on(from_b.reserve()).unwrap();
     let second = c.system.handle().io().spawn({
@@ -124,10 +109,9 @@ fn two_remote_holders_take_turns_in_request_order() {
 
 #[test]
 fn the_lease_is_kept_at_the_actors_node_and_cuts_off_a_slow_holder() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
+    let [a, b] = members(["a", "b"]);
     let local = counter_on(&a, "c");
-    let remote = b.system.block_on(b.node().lookup::<Counter>("c")).unwrap();
+    let remote = lookup_from::<Counter>(&b, "c");
 
     let r = b
         .system
@@ -154,10 +138,9 @@ fn the_lease_is_kept_at_the_actors_node_and_cuts_off_a_slow_holder() {
 
 #[test]
 fn losing_the_holders_node_ends_its_reservation_and_other_mail_flows() {
-    let a = Member::start("a", &[]);
-    let mut b = Member::start("b", &[a.addr()]);
+    let [a, mut b] = members(["a", "b"]);
     let local = counter_on(&a, "c");
-    let remote = b.system.block_on(b.node().lookup::<Counter>("c")).unwrap();
+    let remote = lookup_from::<Counter>(&b, "c");
     // A lease far longer than the test: only the loss of node b can end it.
     let r = b
         .system
@@ -184,10 +167,9 @@ fn losing_the_holders_node_ends_its_reservation_and_other_mail_flows() {
 
 #[test]
 fn the_holder_sees_the_loss_of_the_actors_node() {
-    let mut a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
+    let [mut a, b] = members(["a", "b"]);
     let _local = counter_on(&a, "c");
-    let remote = b.system.block_on(b.node().lookup::<Counter>("c")).unwrap();
+    let remote = lookup_from::<Counter>(&b, "c");
     let r = b.system.block_on(remote.reserve()).unwrap();
     drop(a.node.take());
     eventually(GUARD, || (r.ended() == Some(Ended::NodeLost)).then_some(()))
@@ -201,10 +183,9 @@ fn the_holder_sees_the_loss_of_the_actors_node() {
 
 #[test]
 fn reserving_a_stopped_remote_actor_fails_with_stopped() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
+    let [a, b] = members(["a", "b"]);
     let local = counter_on(&a, "c");
-    let remote = b.system.block_on(b.node().lookup::<Counter>("c")).unwrap();
+    let remote = lookup_from::<Counter>(&b, "c");
     local.stop();
     eventually(GUARD, || (!local.is_alive()).then_some(())).expect("stopped");
     let got = b
@@ -216,10 +197,9 @@ fn reserving_a_stopped_remote_actor_fails_with_stopped() {
 
 #[test]
 fn a_reservation_given_up_before_its_grant_frees_the_actor() {
-    let a = Member::start("a", &[]);
-    let b = Member::start("b", &[a.addr()]);
+    let [a, b] = members(["a", "b"]);
     let local = counter_on(&a, "c");
-    let remote = b.system.block_on(b.node().lookup::<Counter>("c")).unwrap();
+    let remote = lookup_from::<Counter>(&b, "c");
     // The actor is held locally, so b's request waits; b then gives up.
     let held = a.system.block_on(local.reserve()).unwrap();
     let gave_up = b.system.block_on(async {

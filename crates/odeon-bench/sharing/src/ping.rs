@@ -18,18 +18,20 @@
 use std::time::{Duration, Instant};
 
 use odeon::{Actor, Bestowed, Context, Handler, Message, Serve, System};
+use serde::{Deserialize, Serialize};
 
 use crate::stats::{overhead, quantile, spread};
 
-/// The empty message.
-#[derive(Debug)]
+/// The empty message (`Serialize` for the `remote` variants, which send it to another
+/// node).
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Ping;
 impl Message for Ping {
     type Reply = ();
 }
 
 /// How many pings were handled.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Count;
 impl Message for Count {
     type Reply = u64;

@@ -14,45 +14,16 @@
 
 use std::time::{Duration, Instant};
 
-use odeon::{Actor, ActorRef, Context, Handler, Message, System};
+use odeon::{ActorRef, System};
 use odeon_remote::{Node, Secret};
-use serde::{Deserialize, Serialize};
 
+use crate::ping::{Count, Ping, Pinged};
 use crate::stats::{quantile, spread};
 
 /// The variants, in table order.
 pub const VARIANTS: [&str; 4] = ["tells10", "batch10", "tells", "reserved"];
 
-/// The empty message.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Ping;
-impl Message for Ping {
-    type Reply = ();
-}
-
-/// How many pings were handled.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Count;
-impl Message for Count {
-    type Reply = u64;
-}
-
-/// The pinged actor.
-#[derive(Debug, Default)]
-pub struct Pinged {
-    pings: u64,
-}
-impl Actor for Pinged {}
-impl Handler<Ping> for Pinged {
-    fn handle(&mut self, _: Ping, _: &mut Context<Self>) {
-        self.pings += 1;
-    }
-}
-impl Handler<Count> for Pinged {
-    fn handle(&mut self, _: Count, _: &mut Context<Self>) -> u64 {
-        self.pings
-    }
-}
+// The actor and messages of `ping.rs`, reachable from another node.
 odeon_remote::remote_actor!(Pinged = "bench.Pinged" { Ping = "bench.Ping", Count = "bench.Count" });
 
 /// Messages between two round trips that keep the queues bounded.

@@ -10,7 +10,7 @@ use odeon::{ActorRef, AskError, Handles, Message, RemoteActor, TellError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{decode_with, encode_with};
+use super::{decode_message, decode_with, encode_erased};
 use crate::wire::{Outcome, WireFailure};
 
 /// Sends the outcome of a remote ask back to the asking node.
@@ -27,9 +27,15 @@ pub(crate) type Deliver = fn(
     &SharedCodec,
 ) -> Result<(), WireFailure>;
 
-type Encode = fn(&(dyn Any + Send), &(dyn RefCodec + 'static)) -> Result<Vec<u8>, String>;
+/// Encodes a message (erased) with postcard, resolving its refs with the codec.
+pub(crate) type Encode =
+    fn(&(dyn Any + Send), &(dyn RefCodec + 'static)) -> Result<Vec<u8>, String>;
 pub(crate) type DecodeReply =
     fn(&[u8], &(dyn RefCodec + 'static)) -> Result<Box<dyn Any + Send>, String>;
+
+/// A message's wire name, its encoder and its reply's decoder: what sending it to
+/// another node takes, for an actor's message and a bestowed object's use alike.
+pub(crate) type WireUse = (&'static str, Encode, DecodeReply);
 
 /// One message type of an actor's remote interface. Built by `remote_actor!`.
 pub struct MessageEntry {
@@ -58,10 +64,7 @@ impl MessageEntry {
             wire_name,
             type_id: TypeId::of::<M>(),
             type_name: std::any::type_name::<M>(),
-            encode: |msg, codec| match msg.downcast_ref::<M>() {
-                Some(m) => encode_with(m, codec),
-                None => Err(format!("not a {}", std::any::type_name::<M>())),
-            },
+            encode: encode_erased::<M>,
             decode_reply: |bytes, codec| {
                 decode_with::<M::Reply>(bytes, codec).map(|r| Box::new(r) as Box<dyn Any + Send>)
             },
@@ -74,6 +77,11 @@ impl MessageEntry {
     /// The message's wire name.
     pub fn wire_name(&self) -> &'static str {
         self.wire_name
+    }
+
+    /// What a node needs to send it (see `node/sharing.rs`, `send_use`).
+    pub(crate) fn wire(&self) -> WireUse {
+        (self.wire_name, self.encode, self.decode_reply)
     }
 }
 
@@ -104,9 +112,7 @@ where
             A::TYPE_NAME
         )));
     };
-    let msg: M = decode_with(payload, &**codec).map_err(|e| {
-        WireFailure::Rejected(format!("malformed {}: {e}", std::any::type_name::<M>()))
-    })?;
+    let msg: M = decode_message(payload, codec)?;
     let Some(route) = reply else {
         return target.tell(msg).map_err(|e| tell_failure(&e));
     };

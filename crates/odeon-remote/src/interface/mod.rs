@@ -22,8 +22,10 @@ use std::fmt;
 use odeon::remote::RefCodec;
 use odeon::{ActorId, ActorRef, RemoteActor, Terminated};
 
+use crate::wire::{Outcome, WireFailure};
+
 pub use entry::MessageEntry;
-pub(crate) use entry::{DecodeReply, ReplyRoute, SharedCodec, ask_error};
+pub(crate) use entry::{DecodeReply, ReplyRoute, SharedCodec, WireUse, ask_error};
 pub use mobility::Mobility;
 pub use object::{ObjectEntry, ObjectInterface};
 pub(crate) use sharing::{SharingOps, WireReply};
@@ -189,6 +191,41 @@ pub(crate) fn decode_with<T: serde::de::DeserializeOwned>(
         Ok((_, rest)) => Err(format!("{} trailing bytes", rest.len())),
         Err(e) => Err(e.to_string()),
     })
+}
+
+/// Encodes a message handed over erased (an `M` inside): a message entry's `encode`.
+pub(crate) fn encode_erased<M: serde::Serialize + 'static>(
+    msg: &(dyn Any + Send),
+    codec: &(dyn RefCodec + 'static),
+) -> Result<Vec<u8>, String> {
+    match msg.downcast_ref::<M>() {
+        Some(m) => encode_with(m, codec),
+        None => Err(format!("not a {}", std::any::type_name::<M>())),
+    }
+}
+
+/// Decodes a message that arrived from another node: a payload that does not decode
+/// is refused, naming the message type.
+pub(crate) fn decode_message<M: serde::de::DeserializeOwned>(
+    payload: &[u8],
+    codec: &SharedCodec,
+) -> Result<M, WireFailure> {
+    decode_with(payload, &**codec).map_err(|e| {
+        WireFailure::Rejected(format!("malformed {}: {e}", std::any::type_name::<M>()))
+    })
+}
+
+/// A reply encoded for the asking node, or why it could not be.
+pub(crate) fn reply_outcome<R: serde::Serialize>(
+    reply: &R,
+    codec: &SharedCodec,
+) -> Outcome<'static> {
+    match encode_with(reply, &**codec) {
+        Ok(bytes) => Outcome::Ok(bytes.into()),
+        Err(e) => Outcome::Failed(WireFailure::Rejected(format!(
+            "the reply did not encode: {e}"
+        ))),
+    }
 }
 
 /// Declares an actor type reachable from other nodes, with its stable wire name and

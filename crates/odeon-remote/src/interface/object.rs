@@ -9,20 +9,13 @@ use odeon::{Bestowed, Message, Serve};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::entry::{DecodeReply, ReplyRoute, SharedCodec};
-use super::{decode_with, encode_with};
-use crate::wire::{Outcome, WireFailure};
+use super::entry::{DecodeReply, Encode, ReplyRoute, SharedCodec, WireUse};
+use super::{decode_message, decode_with, encode_erased, reply_outcome};
+use crate::wire::WireFailure;
 
-type Encode =
-    fn(&(dyn Any + Send), &(dyn odeon::remote::RefCodec + 'static)) -> Result<Vec<u8>, String>;
-
-/// Decodes a use and runs it through the local handle (a `Bestowed<T>`).
-pub(crate) type ServeUse = fn(
-    &(dyn Any + Send + Sync),
-    &[u8],
-    Option<ReplyRoute>,
-    &SharedCodec,
-) -> Result<(), WireFailure>;
+/// Decodes a use and runs it through the local handle (a `Bestowed<T>`): a `Deliver`
+/// whose target is the handle.
+pub(crate) type ServeUse = super::entry::Deliver;
 
 /// One message an object type serves remotely. Built by `remote_object!`.
 pub struct ObjectEntry {
@@ -45,10 +38,7 @@ impl ObjectEntry {
         Self {
             wire_name,
             type_id: TypeId::of::<M>(),
-            encode: |msg, codec| match msg.downcast_ref::<M>() {
-                Some(m) => encode_with(m, codec),
-                None => Err(format!("not a {}", std::any::type_name::<M>())),
-            },
+            encode: encode_erased::<M>,
             // The owner's node answers `Result<Reply, code>` (see `serve`).
             decode_reply: |bytes, codec| {
                 decode_with::<Result<M::Reply, u8>>(bytes, codec)
@@ -56,6 +46,13 @@ impl ObjectEntry {
             },
             serve: serve::<T, M>,
         }
+    }
+}
+
+impl ObjectEntry {
+    /// What a node needs to send it (see `node/sharing.rs`, `send_use`).
+    pub(crate) fn wire(&self) -> WireUse {
+        (self.wire_name, self.encode, self.decode_reply)
     }
 }
 
@@ -81,9 +78,7 @@ where
     let Some(handle) = object.downcast_ref::<Bestowed<T>>() else {
         return Err(WireFailure::Rejected(format!("not a {}", T::TYPE_NAME)));
     };
-    let msg: M = decode_with(payload, &**codec).map_err(|e| {
-        WireFailure::Rejected(format!("malformed {}: {e}", std::any::type_name::<M>()))
-    })?;
+    let msg: M = decode_message(payload, codec)?;
     let Some(route) = reply else {
         // A use that fails here (owner stopped, revoked) is dropped, as a tell is.
         return handle.tell(msg).map_err(|_| WireFailure::Stopped);
@@ -92,12 +87,7 @@ where
     let codec = codec.clone();
     crate::inline::run(async move {
         let res: Result<M::Reply, u8> = ask.await.map_err(bestow_error_code);
-        route(match encode_with(&res, &*codec) {
-            Ok(bytes) => Outcome::Ok(bytes.into()),
-            Err(e) => Outcome::Failed(WireFailure::Rejected(format!(
-                "the reply did not encode: {e}"
-            ))),
-        });
+        route(reply_outcome(&res, &codec));
     });
     Ok(())
 }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::entry::{ReplyRoute, SharedCodec, ask_failure};
-use super::{decode_with, encode_with};
+use super::{decode_message, reply_outcome};
 use crate::wire::{Outcome, WireFailure};
 
 /// Sends an ask's reply back once it arrives, on the thread that completes it (see
@@ -26,13 +26,9 @@ pub(crate) type WireReply = Box<dyn FnOnce(ReplyRoute) + Send>;
 pub(crate) type BatchAdd =
     fn(&mut dyn Any, &[u8], bool, &SharedCodec) -> Result<Option<WireReply>, WireFailure>;
 
-/// Decodes a message and sends it through a reservation (a `Reservation<A>`).
-pub(crate) type DeliverReserved = fn(
-    &(dyn Any + Send + Sync),
-    &[u8],
-    Option<ReplyRoute>,
-    &SharedCodec,
-) -> Result<(), WireFailure>;
+/// Decodes a message and sends it through a reservation (a `Reservation<A>`): a
+/// `Deliver` whose target is the reservation.
+pub(crate) type DeliverReserved = super::entry::Deliver;
 
 /// A reservation being opened at this node: its `Reservation<A>`, erased.
 pub(crate) type Opening =
@@ -45,22 +41,11 @@ where
 {
     crate::inline::run(async move {
         let outcome = match ask.await {
-            Ok(value) => match encode_with(&value, &*codec) {
-                Ok(bytes) => Outcome::Ok(bytes.into()),
-                Err(e) => Outcome::Failed(WireFailure::Rejected(format!(
-                    "the reply did not encode: {e}"
-                ))),
-            },
+            Ok(value) => reply_outcome(&value, &codec),
             Err(e) => Outcome::Failed(ask_failure(&e)),
         };
         route(outcome);
     });
-}
-
-fn decode<M: DeserializeOwned>(payload: &[u8], codec: &SharedCodec) -> Result<M, WireFailure> {
-    decode_with(payload, &**codec).map_err(|e| {
-        WireFailure::Rejected(format!("malformed {}: {e}", std::any::type_name::<M>()))
-    })
 }
 
 pub(crate) fn batch_add<A, M, K>(
@@ -81,7 +66,7 @@ where
             A::TYPE_NAME
         )));
     };
-    let msg: M = decode(payload, codec)?;
+    let msg: M = decode_message(payload, codec)?;
     if !ask {
         batch.tell(msg);
         return Ok(None);
@@ -111,7 +96,7 @@ where
             A::TYPE_NAME
         )));
     };
-    let msg: M = decode(payload, codec)?;
+    let msg: M = decode_message(payload, codec)?;
     match reply {
         // A tell through an ended reservation is dropped, as a tell to a stopped
         // actor is (at most once).

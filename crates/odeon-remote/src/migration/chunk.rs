@@ -67,26 +67,56 @@ pub(crate) fn chunk_size(max_frame: usize) -> usize {
 /// returns the offer to send first (its `state` emptied, `chunks` set) and the
 /// chunks to send after it, in order. Any other frame is returned as it is.
 pub(crate) fn split(
-    frame: Traffic<'static>,
+    mut frame: Traffic<'static>,
     max_frame: usize,
 ) -> (Traffic<'static>, Vec<Traffic<'static>>) {
     let Traffic::MigrateOffer {
         migration,
+        state,
+        chunks,
+        ..
+    } = &mut frame
+    else {
+        return (frame, Vec::new());
+    };
+    if *chunks != 0 || state.len() <= max_frame / 2 {
+        return (frame, Vec::new());
+    }
+    let migration = *migration;
+    let whole = std::mem::take(state);
+    let parts: Vec<Traffic<'static>> = whole
+        .chunks(chunk_size(max_frame))
+        .enumerate()
+        .map(|(index, bytes)| Traffic::MigrateChunk {
+            migration,
+            index: u32::try_from(index).unwrap_or(u32::MAX),
+            bytes: bytes.to_vec(),
+        })
+        .collect();
+    *chunks = u32::try_from(parts.len()).unwrap_or(u32::MAX);
+    drop(whole);
+    (frame, parts)
+}
+
+/// The offer `frame` with `state` and `chunks` in place of its own, detached from
+/// the bytes it was decoded from (an offer borrows nothing); `None` for any other
+/// frame.
+fn restate(frame: Traffic<'_>, state: Vec<u8>, chunks: u32) -> Option<Traffic<'static>> {
+    let Traffic::MigrateOffer {
+        migration,
         actor,
         epoch,
-        state,
         mailbox,
         high_water,
         watchers,
         links,
         names,
-        chunks: 0,
+        ..
     } = frame
     else {
-        return (frame, Vec::new());
+        return None;
     };
-    let size = chunk_size(max_frame);
-    let whole = |state, chunks| Traffic::MigrateOffer {
+    Some(Traffic::MigrateOffer {
         migration,
         actor,
         epoch,
@@ -97,53 +127,20 @@ pub(crate) fn split(
         links,
         names,
         chunks,
-    };
-    if state.len() <= max_frame / 2 {
-        return (whole(state, 0), Vec::new());
-    }
-    let parts: Vec<Traffic<'static>> = state
-        .chunks(size)
-        .enumerate()
-        .map(|(index, bytes)| Traffic::MigrateChunk {
-            migration,
-            index: u32::try_from(index).unwrap_or(u32::MAX),
-            bytes: bytes.to_vec(),
-        })
-        .collect();
-    let chunks = u32::try_from(parts.len()).unwrap_or(u32::MAX);
-    drop(state);
-    (whole(Vec::new(), chunks), parts)
+    })
 }
 
 impl NodeInner {
     /// An offer announcing `chunks` chunks: kept aside until they arrived.
     pub(crate) fn offer_chunked(self: &Arc<Self>, peer: &Arc<Peer>, frame: Traffic<'_>) {
         let Traffic::MigrateOffer {
-            migration,
-            actor,
-            epoch,
-            mailbox,
-            high_water,
-            watchers,
-            links,
-            names,
-            chunks,
-            ..
+            migration, chunks, ..
         } = frame
         else {
             return;
         };
-        let offer = Traffic::MigrateOffer {
-            migration,
-            actor,
-            epoch,
-            state: Vec::new(),
-            mailbox,
-            high_water,
-            watchers,
-            links,
-            names,
-            chunks: 0,
+        let Some(offer) = restate(frame, Vec::new(), 0) else {
+            return;
         };
         let partial = Partial {
             offer,
@@ -191,38 +188,14 @@ impl NodeInner {
         let Some(Partial { offer, state, .. }) = complete else {
             return;
         };
-        let Traffic::MigrateOffer {
-            migration,
-            actor,
-            epoch,
-            mailbox,
-            high_water,
-            watchers,
-            links,
-            names,
-            ..
-        } = offer
-        else {
-            return;
-        };
         tracing::debug!(
             migration,
             bytes = state.len(),
             "a chunked offer is complete"
         );
-        let whole = Traffic::MigrateOffer {
-            migration,
-            actor,
-            epoch,
-            state,
-            mailbox,
-            high_water,
-            watchers,
-            links,
-            names,
-            chunks: 0,
-        };
-        self.receive_offer(peer, whole);
+        if let Some(whole) = restate(offer, state, 0) {
+            self.receive_offer(peer, whole);
+        }
     }
 
     fn refuse_chunked(&self, peer: &Peer, migration: u64, why: String) {
@@ -299,33 +272,10 @@ mod tests {
     /// any move that does not happen: `tests/remote_mobility_faults.rs`.)
     #[test]
     fn a_missing_chunk_or_a_lost_source_drops_the_partial_offer_and_prepares_nothing() {
-        use std::time::{Duration, Instant};
+        use super::super::tests::fixture::{eventually, linked};
 
-        use odeon::System;
-
-        use crate::{Node, Secret};
-
-        let secret = Secret::generate();
-        let systems: Vec<System> = (0..2).map(|_| System::new()).collect();
-        let start = |name: &str, system: &System, seed: Option<&Node>| {
-            let mut b = Node::builder(name).secret(secret.clone());
-            if let Some(s) = seed {
-                b = b.seed(s.listen_addr());
-            }
-            system
-                .block_on(b.start(&system.handle()))
-                .expect("node starts")
-        };
-        let a = start("chunk-a", &systems[0], None);
-        let b = start("chunk-b", &systems[1], Some(&a));
-        let t0 = Instant::now();
-        let peer = loop {
-            if let Some(p) = b.inner.known_peer(a.id()) {
-                break p;
-            }
-            assert!(t0.elapsed() < Duration::from_secs(30), "b knows a");
-            std::thread::sleep(Duration::from_millis(10));
-        };
+        let (_systems, [a, b]) = linked(["chunk-a", "chunk-b"], |b| b);
+        let peer = eventually(|| b.inner.known_peer(a.id())).expect("b knows a");
         let pending = || b.inner.offers_incoming.0.lock().len();
         let (first, rest) = split(offer(vec![9; 3_000]), 1_000);
         assert!(rest.len() > 2);

@@ -106,12 +106,13 @@ fn item_of_frame(me: &NodeId, frame: &Traffic<'static>) -> Option<Item> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
-    use odeon::{Actor, Context, Handler, Message, System};
+    use odeon::{Actor, Context, Handler, Message};
     use serde::{Deserialize, Serialize};
 
-    use crate::{MigrateExt, Node, Secret};
+    use super::super::tests::fixture::{eventually, find, linked};
+    use crate::MigrateExt;
 
     #[derive(Default, Serialize, Deserialize)]
     struct Notes(Vec<u32>);
@@ -138,53 +139,17 @@ mod tests {
     }
     crate::mobile_actor!(Notes = "faults.Notes" { Note = "faults.Note", Read = "faults.Read" });
 
-    fn eventually<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(30) {
-            if let Some(v) = f() {
-                return Some(v);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        None
-    }
-
-    fn start(
-        name: &str,
-        system: &System,
-        secret: &Secret,
-        seed: Option<std::net::SocketAddr>,
-    ) -> Node {
-        let mut b = Node::builder(name)
-            .secret(secret.clone())
-            .lost_after(Duration::from_secs(30))
-            .gossip_interval(Duration::from_millis(100))
-            .mobile::<Notes>();
-        if let Some(s) = seed {
-            b = b.seed(s);
-        }
-        system
-            .block_on(b.start(&system.handle()))
-            .expect("node starts")
-    }
-
     /// Defect (b): a node marks a peer lost before the loss reaches its entries. A
     /// send in that gap used to be dropped on the dead link; now the entry learns the
     /// loss, relocates, and the message reaches the host.
     #[test]
     fn a_send_in_the_gap_before_a_loss_reaches_the_entries_is_not_lost() {
-        let secret = Secret::generate();
-        let systems: Vec<System> = (0..3).map(|_| System::new()).collect();
-        let h = start("gap-h", &systems[0], &secret, None);
-        let t = start("gap-t", &systems[1], &secret, Some(h.listen_addr()));
-        let x = start("gap-x", &systems[2], &secret, Some(h.listen_addr()));
-        for n in [&h, &t, &x] {
-            eventually(|| (n.peers().len() == 2).then_some(())).expect("the nodes link");
-        }
+        let (systems, [h, t, x]) = linked(["gap-h", "gap-t", "gap-x"], |b| {
+            b.lost_after(Duration::from_secs(30)).mobile::<Notes>()
+        });
         let notes = systems[0].spawn(Notes::default());
         h.register("notes", &notes).unwrap();
-        let from_x = eventually(|| systems[2].block_on(x.lookup::<Notes>("notes")).ok())
-            .expect("x finds the name");
+        let from_x = find::<Notes>(&systems[2], &x, "notes");
         let moved = systems[0].block_on(notes.migrate_to(t.id()));
         assert!(moved.is_ok(), "{moved:?}");
         // x has sent nothing: its route is still the birth node h. x marks h lost

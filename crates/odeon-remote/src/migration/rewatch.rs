@@ -170,31 +170,16 @@ mod tests {
     //! that died on its way through the lost node.
 
     use std::sync::Arc;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use odeon::{Actor, ActorRef, Context, Handler, Message, StopReason, System, Terminated};
     use parking_lot::Mutex;
-    use serde::{Deserialize, Serialize};
 
     use super::super::binding::Binding;
     use super::super::driver::Mobile;
+    use super::super::tests::fixture::{Ping, Spot, entries, eventually, find, linked};
     use crate::wire::NodeId;
-    use crate::{MigrateExt, Node, Secret};
-
-    #[derive(Default, Serialize, Deserialize)]
-    struct Spot;
-    impl Actor for Spot {}
-    #[derive(Serialize, Deserialize)]
-    struct Ping;
-    impl Message for Ping {
-        type Reply = u32;
-    }
-    impl Handler<Ping> for Spot {
-        fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> u32 {
-            7
-        }
-    }
-    crate::mobile_actor!(Spot = "rewatch.Spot" { Ping = "rewatch.Ping" });
+    use crate::{MigrateExt, Node};
 
     /// Links with a `Spot` on request; fails on `Boom`.
     struct Linker;
@@ -236,35 +221,31 @@ mod tests {
         }
     }
 
-    fn eventually<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(30) {
-            if let Some(v) = f() {
-                return Some(v);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        None
+    /// Nodes h (the birth node), t and x, linked, each declaring a peer lost after
+    /// 1.5 s of silence.
+    fn three_nodes(names: [&str; 3]) -> (Vec<System>, [Node; 3]) {
+        linked(names, |b| {
+            b.lost_after(Duration::from_millis(1_500)).mobile::<Spot>()
+        })
     }
 
-    fn start(name: &str, system: &System, secret: &Secret, seed: Option<&Node>) -> Node {
-        let mut b = Node::builder(name)
-            .secret(secret.clone())
-            .lost_after(Duration::from_millis(1_500))
-            .gossip_interval(Duration::from_millis(100))
-            .mobile::<Spot>();
-        if let Some(s) = seed {
-            b = b.seed(s.listen_addr());
-        }
-        system
-            .block_on(b.start(&system.handle()))
-            .expect("node starts")
+    /// Waits until the observer is told of an end, then checks that it was told
+    /// `reason`, and once (a second notice would have come within the pause).
+    fn told_once(seen: &Mutex<Vec<StopReason>>, reason: StopReason) {
+        let got = eventually(|| {
+            let s = seen.lock().clone();
+            (!s.is_empty()).then_some(s)
+        })
+        .expect("the watcher is told");
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(got, std::slice::from_ref(&reason));
+        assert_eq!(*seen.lock(), [reason], "told once");
     }
 
     /// The entry on `n` that has a watch made there.
     fn watched(n: &Node) -> Option<Arc<Mobile>> {
-        let all: Vec<Arc<Mobile>> = n.inner.mobile.lock().values().cloned().collect();
-        all.into_iter()
+        entries(n)
+            .into_iter()
             .find(|m| !m.control.watches.lock().is_empty())
     }
 
@@ -281,18 +262,10 @@ mod tests {
     /// might leave; then h is lost. The watch must stay, re-bound to t, and report
     /// the actor's real end.
     fn watch_survives_the_loss_of_h(window: impl FnOnce(&Node, &Node, &Node)) {
-        let secret = Secret::generate();
-        let systems: Vec<System> = (0..3).map(|_| System::new()).collect();
-        let h = start("rw-h", &systems[0], &secret, None);
-        let t = start("rw-t", &systems[1], &secret, Some(&h));
-        let x = start("rw-x", &systems[2], &secret, Some(&h));
-        for n in [&h, &t, &x] {
-            eventually(|| (n.peers().len() == 2).then_some(())).expect("the nodes link");
-        }
+        let (systems, [h, t, x]) = three_nodes(["rw-h", "rw-t", "rw-x"]);
         let spot = systems[0].spawn(Spot);
         h.register("spot", &spot).unwrap();
-        let from_x = eventually(|| systems[2].block_on(x.lookup::<Spot>("spot")).ok())
-            .expect("x finds the name");
+        let from_x = find::<Spot>(&systems[2], &x, "spot");
         let seen = Arc::new(Mutex::new(Vec::new()));
         let observer = systems[2].spawn(Observer(seen.clone()));
         systems[2]
@@ -315,14 +288,7 @@ mod tests {
         let pong = systems[2].block_on(from_x.ask(Ping).timeout(Duration::from_secs(20)));
         assert_eq!(pong, Ok(7), "the actor lives on t");
         from_x.stop();
-        let got = eventually(|| {
-            let s = seen.lock().clone();
-            (!s.is_empty()).then_some(s)
-        })
-        .expect("the watch reports the end");
-        std::thread::sleep(Duration::from_millis(300));
-        assert_eq!(got, [StopReason::Normal]);
-        assert_eq!(*seen.lock(), [StopReason::Normal], "reported once");
+        told_once(&seen, StopReason::Normal);
     }
 
     #[test]
@@ -353,8 +319,7 @@ mod tests {
                 .next()
                 .expect("one watch")
                 .at = Binding::default();
-            let all: Vec<Arc<Mobile>> = t.inner.mobile.lock().values().cloned().collect();
-            for m in all {
+            for m in entries(t) {
                 m.control.watchers.lock().retain(|(n, _)| n != x.id());
             }
         });
@@ -365,18 +330,10 @@ mod tests {
         // x's actor linked with the Spot while it ran on h; then, as if both `Link`
         // and `Watch` items had died with h, t knows neither and x's watch half is
         // unbound. After h's loss the linker's failure must still stop the Spot.
-        let secret = Secret::generate();
-        let systems: Vec<System> = (0..3).map(|_| System::new()).collect();
-        let h = start("rl-h", &systems[0], &secret, None);
-        let t = start("rl-t", &systems[1], &secret, Some(&h));
-        let x = start("rl-x", &systems[2], &secret, Some(&h));
-        for n in [&h, &t, &x] {
-            eventually(|| (n.peers().len() == 2).then_some(())).expect("the nodes link");
-        }
+        let (systems, [h, t, x]) = three_nodes(["rl-h", "rl-t", "rl-x"]);
         let spot = systems[0].spawn(Spot);
         h.register("spot", &spot).unwrap();
-        let from_x = eventually(|| systems[2].block_on(x.lookup::<Spot>("spot")).ok())
-            .expect("x finds the name");
+        let from_x = find::<Spot>(&systems[2], &x, "spot");
         let linker = systems[2].spawn(Linker);
         systems[2]
             .block_on(linker.ask(LinkIt(from_x.clone())))
@@ -393,8 +350,7 @@ mod tests {
             .next()
             .expect("one")
             .at = Binding::default();
-        let all: Vec<Arc<Mobile>> = t.inner.mobile.lock().values().cloned().collect();
-        for m in all {
+        for m in entries(&t) {
             m.control.watchers.lock().retain(|(n, _)| n != x.id());
             m.control.links.lock().retain(|(n, _)| n != x.id());
         }
@@ -424,21 +380,13 @@ mod tests {
     #[test]
     fn a_first_watch_dropped_by_a_node_with_no_entry_fails_back_and_ends_the_watch() {
         use super::super::entry::{Place, Route};
-        let secret = Secret::generate();
-        let systems: Vec<System> = (0..3).map(|_| System::new()).collect();
-        let h = start("fw-h", &systems[0], &secret, None);
-        let t = start("fw-t", &systems[1], &secret, Some(&h));
-        let x = start("fw-x", &systems[2], &secret, Some(&h));
-        for n in [&h, &t, &x] {
-            eventually(|| (n.peers().len() == 2).then_some(())).expect("the nodes link");
-        }
+        let (systems, [h, t, x]) = three_nodes(["fw-h", "fw-t", "fw-x"]);
         let spot = systems[0].spawn(Spot);
         h.register("spot", &spot).unwrap();
-        let from_x = eventually(|| systems[2].block_on(x.lookup::<Spot>("spot")).ok())
-            .expect("x finds the name");
-        let entries: Vec<Arc<Mobile>> = x.inner.mobile.lock().values().cloned().collect();
-        assert_eq!(entries.len(), 1, "x has one entry, for the Spot");
-        entries[0].state.lock().entry.place = Place::Away {
+        let from_x = find::<Spot>(&systems[2], &x, "spot");
+        let on_x = entries(&x);
+        assert_eq!(on_x.len(), 1, "x has one entry, for the Spot");
+        on_x[0].state.lock().entry.place = Place::Away {
             route: Route::Direct(t.id().clone()),
         };
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -446,14 +394,7 @@ mod tests {
         systems[2]
             .block_on(observer.ask(WatchIt(from_x.clone())))
             .unwrap();
-        let got = eventually(|| {
-            let s = seen.lock().clone();
-            (!s.is_empty()).then_some(s)
-        })
-        .expect("the watcher is told");
-        std::thread::sleep(Duration::from_millis(300));
-        assert_eq!(got, [StopReason::NodeLost]);
-        assert_eq!(*seen.lock(), [StopReason::NodeLost], "told once");
+        told_once(&seen, StopReason::NodeLost);
         drop(spot);
     }
 }

@@ -15,7 +15,6 @@
 //! revoked handle that was sent to another node.
 
 use std::any::Any;
-use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -23,7 +22,8 @@ use odeon::ActorId;
 use odeon::remote::{ImportedObject, ObjectEndpoint, Outgoing, Refusal};
 
 use super::NodeInner;
-use super::peer::{Peer, Pending, Refused};
+use super::peer::Peer;
+use super::sharing::send_use;
 use crate::interface::ObjectInterface;
 use crate::wire::{ObjectRef, Outcome, Traffic, WireFailure};
 
@@ -57,62 +57,33 @@ impl ObjectEndpoint for RemoteObjectEndpoint {
         !self.peer.is_lost()
     }
 
-    fn send(&self, mut out: Outgoing) -> Result<(), (Refusal, Outgoing)> {
+    fn send(&self, out: Outgoing) -> Result<(), (Refusal, Outgoing)> {
         let Some(entry) = self.interface.by_type(out.type_id) else {
             return Err((Refusal::NotRemote, out));
         };
         if self.peer.is_lost() {
             return Err((Refusal::Unreachable, out));
         }
-        let payload = match (entry.encode)(&*out.message, &*self.node.codec()) {
-            Ok(p) => p,
-            Err(e) => {
-                tracing::error!(message = entry.wire_name, error = %e, "use did not encode");
-                return Err((Refusal::NotRemote, out));
-            }
-        };
-        let (message, payload) = (Cow::Borrowed(entry.wire_name), Cow::Owned(payload));
-        let mut request = None;
-        let traffic = match out.reply.take() {
-            None => Traffic::ObjectTell {
-                object: self.wire.token,
-                message,
-                payload,
-            },
-            Some(slot) => {
-                let r = self.node.next_request();
-                request = Some(r);
-                self.peer.state.lock().pending.insert(
-                    r,
-                    Pending::Ask {
-                        slot,
-                        decode: entry.decode_reply,
-                    },
-                );
-                Traffic::ObjectAsk {
-                    object: self.wire.token,
-                    request: r,
+        let object = self.wire.token;
+        send_use(
+            &self.node,
+            &self.peer,
+            out,
+            entry.wire(),
+            |request, message, payload| match request {
+                None => Traffic::ObjectTell {
+                    object,
                     message,
                     payload,
-                }
-            }
-        };
-        self.peer.send_message(&traffic).map_err(|why| {
-            if let Some(Pending::Ask { slot, .. }) =
-                request.and_then(|r| self.peer.state.lock().pending.remove(&r))
-            {
-                out.reply = Some(slot);
-            }
-            let why = match why {
-                Refused::Full => Refusal::Full,
-                Refused::Unreachable => Refusal::Unreachable,
-                Refused::Rejected(e) => {
-                    tracing::error!(message = entry.wire_name, error = %e, "frame did not encode");
-                    Refusal::NotRemote
-                }
-            };
-            (why, out)
-        })
+                },
+                Some(request) => Traffic::ObjectAsk {
+                    object,
+                    request,
+                    message,
+                    payload,
+                },
+            },
+        )
     }
 
     fn as_any(&self) -> &dyn Any {

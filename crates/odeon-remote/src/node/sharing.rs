@@ -36,7 +36,7 @@ use odeon::{AskError, Ended, ReserveError};
 use super::NodeInner;
 use super::endpoint::RemoteEndpoint;
 use super::peer::{Peer, Pending, Refused};
-use crate::interface::{Interface, WireReply};
+use crate::interface::{Interface, WireReply, WireUse};
 use crate::wire::{BatchItem, Outcome, Traffic, WireFailure};
 
 /// A reservation this node keeps for a peer's holder.
@@ -66,6 +66,47 @@ fn refusal(why: Refused, what: &str) -> Refusal {
             Refusal::NotRemote
         }
     }
+}
+
+/// Encodes `out` (a message whose wire name, encoder and reply decoder are `wire`) and
+/// sends it to `peer` in the frame `frame` builds: a tell for `None`, an ask for
+/// `Some(request)`, whose reply slot then waits under that fresh request id. A frame
+/// the link refuses gives the message back with its slot. Shared by the holder's end
+/// of a reservation and a handle to a bestowed object on another node.
+pub(crate) fn send_use(
+    node: &NodeInner,
+    peer: &Peer,
+    mut out: Outgoing,
+    (wire_name, encode, decode_reply): WireUse,
+    frame: impl FnOnce(Option<u64>, Cow<'static, str>, Cow<'static, [u8]>) -> Traffic<'static>,
+) -> Result<(), (Refusal, Outgoing)> {
+    let payload = match encode(&*out.message, &*node.codec()) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!(message = wire_name, error = %e, "message did not encode");
+            return Err((Refusal::NotRemote, out));
+        }
+    };
+    let request = out.reply.take().map(|slot| {
+        let r = node.next_request();
+        peer.state.lock().pending.insert(
+            r,
+            Pending::Ask {
+                slot,
+                decode: decode_reply,
+            },
+        );
+        r
+    });
+    let traffic = frame(request, Cow::Borrowed(wire_name), Cow::Owned(payload));
+    peer.send_message(&traffic).map_err(|why| {
+        if let Some(Pending::Ask { slot, .. }) =
+            request.and_then(|r| peer.state.lock().pending.remove(&r))
+        {
+            out.reply = Some(slot);
+        }
+        (refusal(why, wire_name), out)
+    })
 }
 
 impl RemoteEndpoint {
@@ -206,7 +247,7 @@ impl fmt::Debug for Session {
 }
 
 impl RemoteSession for Session {
-    fn send(&self, mut out: Outgoing) -> Result<(), (Refusal, Outgoing)> {
+    fn send(&self, out: Outgoing) -> Result<(), (Refusal, Outgoing)> {
         let Some(entry) = self.interface.by_type(out.type_id) else {
             return Err((Refusal::NotRemote, out));
         };
@@ -216,47 +257,26 @@ impl RemoteSession for Session {
         if self.ended().is_some() {
             return Err((Refusal::Stopped, out));
         }
-        let payload = match (entry.encode)(&*out.message, &*self.node.codec()) {
-            Ok(p) => p,
-            Err(e) => {
-                tracing::error!(message = entry.wire_name, error = %e, "message did not encode");
-                return Err((Refusal::NotRemote, out));
-            }
-        };
-        let (message, payload) = (Cow::Borrowed(entry.wire_name), Cow::Owned(payload));
-        let mut request = None;
-        let traffic = match out.reply.take() {
-            None => Traffic::SessionTell {
-                session: self.session,
-                message,
-                payload,
-            },
-            Some(slot) => {
-                let r = self.node.next_request();
-                request = Some(r);
-                self.peer.state.lock().pending.insert(
-                    r,
-                    Pending::Ask {
-                        slot,
-                        decode: entry.decode_reply,
-                    },
-                );
-                Traffic::SessionAsk {
-                    session: self.session,
-                    request: r,
+        let session = self.session;
+        send_use(
+            &self.node,
+            &self.peer,
+            out,
+            entry.wire(),
+            |request, message, payload| match request {
+                None => Traffic::SessionTell {
+                    session,
                     message,
                     payload,
-                }
-            }
-        };
-        self.peer.send_message(&traffic).map_err(|why| {
-            if let Some(Pending::Ask { slot, .. }) =
-                request.and_then(|r| self.peer.state.lock().pending.remove(&r))
-            {
-                out.reply = Some(slot);
-            }
-            (refusal(why, entry.wire_name), out)
-        })
+                },
+                Some(request) => Traffic::SessionAsk {
+                    session,
+                    request,
+                    message,
+                    payload,
+                },
+            },
+        )
     }
 
     fn ended(&self) -> Option<Ended> {

@@ -28,8 +28,9 @@
 //!
 //! After the handshake, every frame is one [`Traffic`] (see [`traffic`], every field
 //! commented there). Version 3 appends the mobility variants (`MTell` through
-//! `Restart`, with [`QueuedMessage`] and [`WireMigrateRefusal`]; the protocol is in
-//! `crate::migration` and `docs/design/mobility.md` §5). The variants of version 2
+//! `Restart`, with [`QueuedMessage`] and [`WireMigrateRefusal`] from
+//! `wire/mobility.rs`; the protocol is in `crate::migration` and
+//! `docs/design/mobility.md` §5). The variants of version 2
 //! keep their encodings (postcard numbers variants in declaration order), but a
 //! version-2 node would close its link at the first new frame, so the version is
 //! bumped and a cluster upgrades all its nodes together. Version 4 appends variants
@@ -66,6 +67,7 @@
 //! their own: a state larger than a frame travels in `MigrateChunk`s.
 
 pub mod frame;
+mod mobility;
 mod sharing;
 pub mod traffic;
 
@@ -358,5 +360,103 @@ mod tests {
             .validate()
             .is_ok()
         );
+    }
+
+    fn traced_frames() -> Vec<Traffic<'static>> {
+        vec![
+            Traffic::TracedTell {
+                to: 9,
+                message: "demo.Add".into(),
+                payload: vec![5].into(),
+                trace: WireTrace {
+                    trace_id: [1; 16],
+                    span_id: [2; 8],
+                    flags: 1,
+                },
+            },
+            Traffic::TracedAsk {
+                to: 9,
+                request: 12,
+                message: "demo.Total".into(),
+                payload: vec![].into(),
+                trace: WireTrace {
+                    trace_id: [3; 16],
+                    span_id: [4; 8],
+                    flags: 0,
+                },
+            },
+            Traffic::TracedReply {
+                request: 12,
+                outcome: Outcome::Ok(vec![7].into()),
+                trace: WireTrace {
+                    trace_id: [3; 16],
+                    span_id: [5; 8],
+                    flags: 0,
+                },
+            },
+        ]
+    }
+
+    #[test]
+    fn traced_frames_round_trip_and_leave_the_untraced_encodings_alone() {
+        for frame in traced_frames() {
+            let bytes = encode(&frame).unwrap();
+            assert_eq!(decode::<Traffic>(&bytes).unwrap(), frame);
+        }
+        // Appended after the last variant of version 3.
+        let restart = encode(&Traffic::Restart {
+            to: 1,
+            state: vec![],
+        })
+        .unwrap()[0];
+        let tags: Vec<u8> = traced_frames()
+            .iter()
+            .map(|f| encode(f).unwrap()[0])
+            .collect();
+        assert_eq!(tags, [restart + 1, restart + 2, restart + 3]);
+        // A plain tell is what it always was: tag 4, token, name, payload.
+        let tell = Traffic::Tell {
+            to: 1,
+            message: "m".into(),
+            payload: vec![2].into(),
+        };
+        assert_eq!(encode(&tell).unwrap(), [4, 1, 1, b'm', 1, 2]);
+    }
+
+    #[test]
+    fn version_two_variants_keep_their_encodings() {
+        // postcard numbers variants in declaration order: appending must not renumber.
+        assert_eq!(encode(&Traffic::Heartbeat).unwrap(), [17]);
+        assert_eq!(encode(&Traffic::Lost).unwrap(), [18]);
+        assert_eq!(encode(&Traffic::Unpin { to: 1 }).unwrap(), [33, 1]);
+    }
+
+    #[test]
+    fn every_stop_reason_survives_a_round_trip_and_version_three_keeps_its_encodings() {
+        let reasons = [
+            WireStopReason::Normal,
+            WireStopReason::Failed("text".into()),
+            WireStopReason::Shutdown,
+            WireStopReason::Panicked("boom".into()),
+            WireStopReason::FailedWith("bad input".into()),
+            WireStopReason::LinkFailed(42),
+            WireStopReason::RestartLimit,
+            WireStopReason::StartFailed("no db".into()),
+            WireStopReason::NodeLost,
+            WireStopReason::Killed,
+            WireStopReason::Unreferenced,
+            WireStopReason::ParentStopped,
+        ];
+        for reason in reasons {
+            let frame = Traffic::Terminated {
+                id: 1,
+                key: 2,
+                reason,
+            };
+            let bytes = encode(&frame).unwrap();
+            assert_eq!(decode::<Traffic>(&bytes).unwrap(), frame);
+        }
+        assert_eq!(encode(&WireStopReason::Normal).unwrap(), [0]);
+        assert_eq!(encode(&WireStopReason::Shutdown).unwrap(), [2]);
     }
 }

@@ -42,3 +42,75 @@ pub struct ObjectRef {
     /// The object type's wire name (`remote_object!`).
     pub object_type: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{Outcome, Traffic, WireTrace, decode, encode};
+
+    /// One value of every sharing variant, in declaration order.
+    fn sharing_frames() -> Vec<Traffic<'static>> {
+        let item = |request| BatchItem {
+            request,
+            message: "demo.Add".into(),
+            payload: vec![5].into(),
+        };
+        vec![
+            Traffic::Batch {
+                to: 9,
+                items: vec![item(None), item(Some(12))],
+            },
+            Traffic::Reserve {
+                to: 9,
+                request: 13,
+                lease_ms: 5_000,
+            },
+            Traffic::SessionTell {
+                session: 13,
+                message: "demo.Add".into(),
+                payload: vec![1].into(),
+            },
+            Traffic::SessionAsk {
+                session: 13,
+                request: 14,
+                message: "demo.Total".into(),
+                payload: vec![].into(),
+            },
+            Traffic::Release { session: 13 },
+            Traffic::ObjectTell {
+                object: 7,
+                message: "demo.Skip".into(),
+                payload: vec![1].into(),
+            },
+            Traffic::ObjectAsk {
+                object: 7,
+                request: 15,
+                message: "demo.Next".into(),
+                payload: vec![].into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn sharing_frames_round_trip_and_follow_the_traced_variants() {
+        for frame in sharing_frames() {
+            let bytes = encode(&frame).unwrap();
+            assert_eq!(decode::<Traffic>(&bytes).unwrap(), frame);
+        }
+        let traced_reply = encode(&Traffic::TracedReply {
+            request: 1,
+            outcome: Outcome::Ok(vec![].into()),
+            trace: WireTrace {
+                trace_id: [0; 16],
+                span_id: [0; 8],
+                flags: 0,
+            },
+        })
+        .unwrap()[0];
+        let tags: Vec<u8> = sharing_frames()
+            .iter()
+            .map(|f| encode(f).unwrap()[0])
+            .collect();
+        assert_eq!(tags, (1..=7).map(|i| traced_reply + i).collect::<Vec<_>>());
+    }
+}

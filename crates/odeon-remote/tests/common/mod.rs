@@ -11,6 +11,7 @@
 pub mod certs;
 pub mod mesh;
 pub mod proxy;
+pub mod sharing;
 
 // Each test file uses some of these; the others are unused there.
 #[allow(unused_imports)]

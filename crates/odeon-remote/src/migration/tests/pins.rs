@@ -3,59 +3,14 @@
 //! birth node or had switched away from it. Real nodes in one process; the pins are
 //! read from the entries.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use odeon::{Actor, Context, Handler, Message, System};
-use serde::{Deserialize, Serialize};
-
-use crate::migration::driver::Mobile;
+use super::fixture::{Ping, Spot, entries, eventually, find, linked};
 use crate::wire::NodeId;
-use crate::{MigrateExt, Node, Secret};
-
-#[derive(Default, Serialize, Deserialize)]
-struct Pinned;
-impl Actor for Pinned {}
-#[derive(Serialize, Deserialize)]
-struct Ping;
-impl Message for Ping {
-    type Reply = u32;
-}
-impl Handler<Ping> for Pinned {
-    fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> u32 {
-        7
-    }
-}
-crate::mobile_actor!(Pinned = "pins.Pinned" { Ping = "pins.Ping" });
-
-fn eventually<T>(mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(30) {
-        if let Some(v) = f() {
-            return Some(v);
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    None
-}
-
-fn start(name: &str, system: &System, secret: &Secret, seed: Option<&Node>) -> Node {
-    let mut b = Node::builder(name)
-        .secret(secret.clone())
-        .gossip_interval(Duration::from_millis(100))
-        .mobile::<Pinned>();
-    if let Some(s) = seed {
-        b = b.seed(s.listen_addr());
-    }
-    system
-        .block_on(b.start(&system.handle()))
-        .expect("node starts")
-}
+use crate::{MigrateExt, Node};
 
 /// The pins `n`'s entries hold for node `of`.
 fn pins_for(n: &Node, of: &NodeId) -> u32 {
-    let all: Vec<Arc<Mobile>> = n.inner.mobile.lock().values().cloned().collect();
-    all.iter()
+    entries(n)
+        .iter()
         .map(|m| m.state.lock().entry.holders.get(of).copied().unwrap_or(0))
         .sum()
 }
@@ -63,18 +18,11 @@ fn pins_for(n: &Node, of: &NodeId) -> u32 {
 /// h (birth node), a, x; x asks the actor (first contact at h), then, if `moved`, the
 /// actor moves to a and x's next ask follows it; then x drops its ref.
 fn sender_forgotten(prefix: &str, moved: bool) {
-    let secret = Secret::generate();
-    let systems: Vec<System> = (0..3).map(|_| System::new()).collect();
-    let h = start(&format!("{prefix}-h"), &systems[0], &secret, None);
-    let a = start(&format!("{prefix}-a"), &systems[1], &secret, Some(&h));
-    let x = start(&format!("{prefix}-x"), &systems[2], &secret, Some(&h));
-    for n in [&h, &a, &x] {
-        eventually(|| (n.peers().len() == 2).then_some(())).expect("the nodes link");
-    }
-    let actor = systems[0].spawn(Pinned);
+    let names = ["h", "a", "x"].map(|n| format!("{prefix}-{n}"));
+    let (systems, [h, a, x]) = linked(names.each_ref().map(String::as_str), |b| b.mobile::<Spot>());
+    let actor = systems[0].spawn(Spot);
     h.register("pinned", &actor).unwrap();
-    let from_x = eventually(|| systems[2].block_on(x.lookup::<Pinned>("pinned")).ok())
-        .expect("x finds the name");
+    let from_x = find::<Spot>(&systems[2], &x, "pinned");
     assert_eq!(systems[2].block_on(from_x.ask(Ping)), Ok(7));
     assert_eq!(pins_for(&h, x.id()), 1, "h pinned x at first contact");
     if moved {
