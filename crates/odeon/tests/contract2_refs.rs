@@ -300,7 +300,13 @@ fn a_zero_delay_fires_and_a_zero_period_ticks_until_cancelled() {
     f.wait_log(4);
     interval.cancel();
     assert!(interval.is_finished());
-    std::thread::sleep(Duration::from_millis(20));
+    // Ticks sent before the cancel may still be queued, and a send already under way
+    // on a runtime thread completes: quiescence is reached once the aborted task is
+    // gone and the mailbox handled (a fixed pause was too short on a loaded machine).
+    assert!(
+        f.system.wait_quiescent(Some(GUARD)),
+        "the interval never ended"
+    );
     let after_cancel = f.log().len();
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(f.log().len(), after_cancel, "ticked after cancel");
@@ -415,9 +421,16 @@ fn asks_waiting_for_room_are_sent_in_the_order_they_began_waiting() {
     let io = f.system.handle().io();
     let mut waiting = Vec::new();
     for n in 1..=6 {
-        waiting.push(io.spawn(w.ask_wait(Job(n)).timeout(GUARD)));
-        // Each is parked on the bound before the next one starts waiting.
-        std::thread::sleep(Duration::from_millis(10));
+        // Polled once here, so that each is parked on the bound before the next one
+        // starts waiting (a pause for the runtime to poll it was not enough on a
+        // loaded machine); the runtime polls it again with a waker of its own.
+        let mut ask = Box::pin(w.ask_wait(Job(n)).timeout(GUARD));
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(
+            std::future::Future::poll(ask.as_mut(), &mut cx).is_pending(),
+            "ask {n} did not wait for room"
+        );
+        waiting.push(io.spawn(ask));
     }
     f.release();
     for (n, ask) in (1..=6).zip(waiting) {

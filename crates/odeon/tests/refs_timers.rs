@@ -142,8 +142,17 @@ async fn fires_inside_a_runtime() {
     let r = system.spawn(c);
     r.send_after(Duration::from_millis(1), Tick(5)).unwrap();
     // Two timers whose deadlines have both passed when the timer thread gets the CPU
-    // (a loaded machine) may be delivered in either order: keep them far apart.
-    r.send_after(Duration::from_millis(300), Quit).unwrap();
+    // (a loaded machine) may be delivered in either order, however far apart they are
+    // set: the second is armed only once the first was handled.
+    let deadline = std::time::Instant::now() + GUARD;
+    while seen(&log).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the timer never fired"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    r.send_after(Duration::from_millis(1), Quit).unwrap();
     let stopped = tokio::time::timeout(GUARD, r.wait_stopped()).await;
     assert_eq!(stopped, Ok(StopReason::Normal));
     assert_eq!(seen(&log), vec![5]);
@@ -191,8 +200,10 @@ async fn a_paused_caller_clock_does_not_stop_timers_on_odeons_own_runtime() {
     let system = System::builder().workers(1).build();
     let (c, log) = clock();
     let r = system.spawn(c);
-    r.send_after(Duration::from_millis(20), Quit).unwrap();
+    // The tell first: a timer of 20 ms armed before it could fire first when this
+    // thread is descheduled between the two (a loaded machine).
     r.tell(Tick(1)).unwrap();
+    r.send_after(Duration::from_millis(20), Quit).unwrap();
     // `wait_stopped` needs no timer; the guard is a wall-clock thread.
     let (tx, rx) = std::sync::mpsc::channel();
     let waiter = r.wait_stopped();

@@ -162,21 +162,32 @@ fn reservations_are_granted_in_request_order_and_a_second_one_waits() {
 #[test]
 fn a_lease_cuts_off_a_holder_that_never_releases() {
     let system = System::new();
-    let (rec, log) = recorder(&system);
-    let r = system
-        .block_on(rec.reserve().lease(Duration::from_millis(100)))
-        .unwrap();
-    r.tell(Rec(HOLDER, 0)).unwrap();
-    // Another sender waits behind the reservation, then gets through once it expires.
-    rec.tell(Rec(1, 0)).unwrap();
-    let count = system.block_on(rec.ask(Count).timeout(GUARD));
-    assert_eq!(count, Ok(2));
-    assert_eq!(r.ended(), Some(Ended::LeaseExpired));
-    assert!(!r.is_active());
-    assert!(r.tell(Rec(HOLDER, 1)).is_err());
-    assert_eq!(system.block_on(r.ask(Count)), Err(AskError::Stopped));
-    assert_eq!(*log.lock().unwrap(), [(HOLDER, 0), (1, 0)]);
-    system.shutdown();
+    for _ in 0..20 {
+        let (rec, log) = recorder(&system);
+        let r = system
+            .block_on(rec.reserve().lease(Duration::from_millis(100)))
+            .unwrap();
+        // The lease runs on the wall clock from the grant. On a loaded machine it may
+        // run out before the holder's message is handled, which is then dropped (as
+        // documented); such a try shows nothing of the cut-off and is made again.
+        let _ = r.tell(Rec(HOLDER, 0));
+        if system.block_on(r.ask(Count).timeout(GUARD)) != Ok(1) {
+            eventually(GUARD, || r.ended() == Some(Ended::LeaseExpired));
+            continue;
+        }
+        // Another sender waits behind the reservation, then gets through once it expires.
+        rec.tell(Rec(1, 0)).unwrap();
+        let count = system.block_on(rec.ask(Count).timeout(GUARD));
+        assert_eq!(count, Ok(2));
+        assert_eq!(r.ended(), Some(Ended::LeaseExpired));
+        assert!(!r.is_active());
+        assert!(r.tell(Rec(HOLDER, 1)).is_err());
+        assert_eq!(system.block_on(r.ask(Count)), Err(AskError::Stopped));
+        assert_eq!(*log.lock().unwrap(), [(HOLDER, 0), (1, 0)]);
+        system.shutdown();
+        return;
+    }
+    panic!("the lease ran out before the holder's first message in 20 tries");
 }
 
 #[test]
