@@ -55,6 +55,13 @@ pub const OUTBOX_BOUND: usize = 16 * 1024;
 /// The deadline of node requests (lookups, remote spawns).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a link's reader polls its socket before waiting for readiness, after a read
+/// that completed an ask or while one is outstanding (`NodeBuilder::read_spin`). Zero:
+/// it never polls. Off by default: on the project's 2-vCPU VM a polling reader takes a
+/// core the other threads of a round trip may need (issue 19,
+/// `docs/bench/remote-latency-2026-11-28b.md`). Unit: time.
+pub const READ_SPIN: Duration = Duration::ZERO;
+
 /// How often a node starts a gossip exchange with a few peers (membership). Also the
 /// failure detector's prior for the interval between a peer's heartbeats, which
 /// arrive about once per round. Unit: time.

@@ -61,6 +61,12 @@ pub(crate) const LINGER_SPINS: u32 = 16;
 /// measured no gain on remote round trips. Unit: threads.
 pub const IO_THREADS: usize = 1;
 
+/// How long `System::block_on` spins for a wake-up before it parks the caller
+/// (`SystemBuilder::block_on_spin`). Zero: it parks at once. Off by default: on the
+/// project's 2-vCPU VM a spinning caller takes a core the other threads of a round trip
+/// may need (issue 19, `docs/bench/remote-latency-2026-11-28b.md`). Unit: time.
+pub const BLOCK_ON_SPIN: Duration = Duration::ZERO;
+
 /// Default deadline of an `ask` when none is given. Unit: time.
 pub const ASK_TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -280,6 +280,29 @@ impl NodeBuilder {
         self
     }
 
+    /// How long a link's reader polls its socket for the peer's next bytes before it
+    /// waits for the kernel to wake it (default [`defaults::READ_SPIN`]: zero, no
+    /// polling). It polls only after a read that completed one of this node's asks, or
+    /// while an ask to that peer is outstanding: a caller is then likely waiting for
+    /// the next reply, and a reply that lands during the poll is read without a thread
+    /// wake-up (tens of microseconds on a VM whose idle vCPUs halt). Nodes that only
+    /// serve, and links that carry tells, never poll. Plain TCP links only.
+    ///
+    /// Each poll holds the I/O thread for up to this long (other links and timers of
+    /// the system's I/O runtime wait meanwhile), and on a machine with fewer cores than
+    /// busy threads it takes a core another thread may need: measure before turning it
+    /// on (`docs/bench/remote-latency-2026-11-28b.md`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let builder = odeon_remote::Node::builder("n").read_spin(Duration::from_micros(30));
+    /// # drop(builder);
+    /// ```
+    pub fn read_spin(mut self, budget: Duration) -> Self {
+        self.settings.read_spin = budget;
+        self
+    }
+
     /// The deadline of lookups and remote spawns (default
     /// [`defaults::REQUEST_TIMEOUT`]).
     pub fn request_timeout(mut self, d: Duration) -> Self {
@@ -721,6 +744,7 @@ impl Node {
                 outbox_bound: defaults::OUTBOX_BOUND,
                 heartbeat_interval: defaults::HEARTBEAT_INTERVAL,
                 inline_turns: false,
+                read_spin: defaults::READ_SPIN,
             },
             max_frame: defaults::MAX_FRAME,
             handshake_timeout: defaults::HANDSHAKE_TIMEOUT,

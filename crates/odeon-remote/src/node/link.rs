@@ -17,6 +17,7 @@ use tokio::time::Instant;
 use super::NodeInner;
 use super::dispatch::Inbound;
 use super::peer::Peer;
+use super::read_spin::ReadSpin;
 use crate::transport::{self, Link, LinkReader, LinkWriter};
 use crate::wire::{self, FrameReader, Traffic};
 
@@ -210,6 +211,7 @@ async fn run_link(
         reader,
         settings.lost_after,
         settings.inline_turns,
+        settings.read_spin,
     )));
     let (writer, unwritten) = writer.into_parts();
     let mut sink = Sink::new(writer);
@@ -360,10 +362,21 @@ async fn read_link(
     mut reader: FrameReader<LinkReader>,
     lost_after: Duration,
     inline_turns: bool,
+    read_spin: Duration,
 ) {
     let mut heard = reader.buffered();
     let mut inbound = Inbound::default();
+    // `NodeBuilder::read_spin`: poll the socket before waiting, while a reply is
+    // likely next (see `read_spin.rs`).
+    let mut spin = ReadSpin::new(reader.get_ref(), read_spin);
+    let mut expect_reply = false;
     loop {
+        if let Some(s) = spin.as_mut() {
+            let asked = expect_reply || !peer.state.lock().pending.is_empty();
+            if asked && reader.buffered() == 0 {
+                let _ = s.poll(&mut reader);
+            }
+        }
         let frame = match tokio::time::timeout(lost_after, reader.next()).await {
             // Part of a long frame arrived meanwhile: a slow link, not a silent one.
             Err(_) if reader.buffered() != heard => {
@@ -407,6 +420,10 @@ async fn read_link(
                 }
             }
         };
+        let asks_before = match spin {
+            Some(_) => peer.state.lock().pending.len(),
+            None => 0,
+        };
         let go_on = if inline_turns {
             odeon::remote::run_delivered(deliver)
         } else {
@@ -414,6 +431,10 @@ async fn read_link(
         };
         if !go_on {
             return;
+        }
+        if spin.is_some() {
+            // This read completed an ask: its caller may send the next one at once.
+            expect_reply = peer.state.lock().pending.len() < asks_before;
         }
         heard = reader.buffered();
     }

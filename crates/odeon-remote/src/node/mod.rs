@@ -33,6 +33,7 @@ mod name_value;
 mod objects;
 mod outbox;
 mod peer;
+mod read_spin;
 mod registry;
 mod sharing;
 
@@ -69,6 +70,9 @@ pub(crate) struct Settings {
     /// Whether a link's reader may run a delivered message's turn itself
     /// (`NodeBuilder::inline_turns`).
     pub(crate) inline_turns: bool,
+    /// How long a link's reader polls its socket before it waits for readiness, after
+    /// a read that completed an ask or while one is outstanding (`NodeBuilder::read_spin`).
+    pub(crate) read_spin: Duration,
 }
 
 impl Settings {

@@ -71,7 +71,7 @@
 
 pub mod handshake;
 mod secret;
-mod stream;
+pub(crate) mod stream;
 #[cfg(feature = "tls")]
 pub mod tls;
 

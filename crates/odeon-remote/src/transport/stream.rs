@@ -65,6 +65,18 @@ impl LinkReader {
     }
 }
 
+impl LinkReader {
+    /// The TCP read half of a plaintext link (`None` for TLS): a link's reader may
+    /// poll its socket directly (`node/read_spin.rs`).
+    pub(crate) fn tcp(&self) -> Option<&OwnedReadHalf> {
+        match &self.0 {
+            Reader::Tcp(r) => Some(r),
+            #[cfg(feature = "tls")]
+            Reader::Tls(_) => None,
+        }
+    }
+}
+
 impl LinkWriter {
     /// Whether the connection is encrypted with TLS.
     pub fn is_tls(&self) -> bool {

@@ -73,6 +73,12 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
 }
 
 impl<R> FrameReader<R> {
+    /// Appends bytes read from the stream by other means (a link's reader polling its
+    /// socket directly): they come before anything read later.
+    pub(crate) fn extend_buffer(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
     /// The next frame if it has arrived whole, without reading: a reader that drains
     /// what one read brought in with it needs no timer or clock per frame.
     ///

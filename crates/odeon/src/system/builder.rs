@@ -17,6 +17,8 @@ pub(crate) struct Config {
     pub(crate) ask_timeout: Duration,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) adaptive_workers: bool,
+    /// How long `System::block_on` spins for a wake-up before it parks.
+    pub(crate) block_on_spin: Duration,
     /// Threads of odeon's own tokio runtime (unused with `io_handle`).
     pub(crate) io_threads: usize,
     /// The application's runtime, if odeon runs on it instead of its own.
@@ -65,6 +67,7 @@ impl SystemBuilder {
                 ask_timeout: defaults::ASK_TIMEOUT,
                 shutdown_timeout: defaults::SHUTDOWN_TIMEOUT,
                 adaptive_workers: defaults::ADAPTIVE_WORKERS,
+                block_on_spin: defaults::BLOCK_ON_SPIN,
                 io_threads: defaults::IO_THREADS,
                 io_handle: None,
                 #[cfg(feature = "observe")]
@@ -104,6 +107,43 @@ impl SystemBuilder {
     /// every worker back at once. `false` keeps every worker taking work all the time.
     pub fn adaptive_workers(mut self, on: bool) -> Self {
         self.config.adaptive_workers = on;
+        self
+    }
+
+    /// How long [`System::block_on`] spins, looking for the wake-up of the future it
+    /// waits for, before it parks the calling thread (default
+    /// [`defaults::BLOCK_ON_SPIN`]: zero, no spin).
+    ///
+    /// For callers that block on asks whose replies come back within a few tens of
+    /// microseconds, typically remote asks: a reply that lands during the spin is
+    /// taken with no futex wake-up on either side, so the caller's thread never
+    /// leaves its CPU (on a VM whose idle vCPUs halt, waking a parked thread costs
+    /// ~35–40 µs). Each wait costs up to this much CPU time when the reply is slower;
+    /// on a machine with fewer cores than busy threads the spin takes a core that
+    /// another thread of the round trip may need, so measure before turning it on
+    /// (`docs/bench/remote-latency-2026-11-28b.md`). Applies on the system's own
+    /// runtime only (not with [`SystemBuilder::io_handle`], nor inside an async
+    /// context, where `block_on` polls as before).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use odeon::{Actor, Context, Handler, Message, System};
+    ///
+    /// struct Echo;
+    /// impl Actor for Echo {}
+    /// struct Ping(u32);
+    /// impl Message for Ping { type Reply = u32; }
+    /// impl Handler<Ping> for Echo {
+    ///     fn handle(&mut self, p: Ping, _: &mut Context<Self>) -> u32 { p.0 }
+    /// }
+    ///
+    /// let system = System::builder().block_on_spin(Duration::from_micros(30)).build();
+    /// let echo = system.spawn(Echo);
+    /// assert_eq!(system.block_on(echo.ask(Ping(4))), Ok(4));
+    /// system.shutdown();
+    /// ```
+    pub fn block_on_spin(mut self, spin: Duration) -> Self {
+        self.config.block_on_spin = spin;
         self
     }
 

@@ -16,6 +16,7 @@
 //!    stopped actors were cancelled with them.
 
 mod builder;
+mod spin_wait;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -375,6 +376,17 @@ impl System {
         let io = &self.handle.shared.io;
         if tokio::runtime::Handle::try_current().is_err() {
             return match self.runtime.as_ref() {
+                // `SystemBuilder::block_on_spin`: only on the system's own multi-thread
+                // runtime, whose I/O driver runs on its own threads (a current-thread
+                // runtime is driven by its `block_on`, which must then be its own).
+                Some(rt)
+                    if !self.handle.shared.config.block_on_spin.is_zero()
+                        && rt.handle().runtime_flavor()
+                            == tokio::runtime::RuntimeFlavor::MultiThread =>
+                {
+                    let _io = rt.enter();
+                    spin_wait::block_on(future, self.handle.shared.config.block_on_spin)
+                }
                 Some(rt) => rt.block_on(future),
                 None => io.block_on(future),
             };

@@ -8,6 +8,10 @@
 //! remote-odeon serve                            # the server process (started by the above)
 //! ```
 //! Every result is one `REMOTE-RESULT {json}` line on stdout, like the peers' drivers.
+//!
+//! Knobs for A/B runs (issue 19), read by both processes: `REMOTE_ODEON_INLINE=1`
+//! (`NodeBuilder::inline_turns`), `REMOTE_ODEON_SPIN_US=N` (`SystemBuilder::block_on_spin`)
+//! and `REMOTE_ODEON_READ_SPIN_US=N` (`NodeBuilder::read_spin`), in microseconds.
 
 mod actors;
 mod compare;
@@ -74,13 +78,34 @@ fn start_node(system: &System, name: &str, seed: Option<SocketAddr>) -> Result<N
     if std::env::var_os("REMOTE_ODEON_INLINE").is_some_and(|v| v == "1") {
         b = b.inline_turns(true);
     }
+    // `NodeBuilder::read_spin` (issue 19, off by default): the reader polls its socket
+    // while a reply is likely next.
+    if let Some(us) = env_micros("REMOTE_ODEON_READ_SPIN_US") {
+        b = b.read_spin(us);
+    }
     system
         .block_on(b.start(&system.handle()))
         .map_err(|e| e.to_string())
 }
 
+/// A duration in microseconds from the environment, if set and not zero.
+fn env_micros(var: &str) -> Option<Duration> {
+    let us: u64 = std::env::var(var).ok()?.trim().parse().ok()?;
+    (us > 0).then(|| Duration::from_micros(us))
+}
+
+/// The benchmark's system: `SystemBuilder::block_on_spin` from `REMOTE_ODEON_SPIN_US`
+/// (issue 19, off by default): a caller blocked on an ask spins before it parks.
+fn new_system() -> System {
+    let mut b = System::builder();
+    if let Some(us) = env_micros("REMOTE_ODEON_SPIN_US") {
+        b = b.block_on_spin(us);
+    }
+    b.build()
+}
+
 fn serve() -> Result<(), String> {
-    let system = System::new();
+    let system = new_system();
     let node = start_node(&system, "server", None)?;
     let server = system.spawn(Server::default());
     node.register("server", &server)
@@ -130,7 +155,7 @@ fn with_server(
         .ok_or_else(|| format!("unexpected server output {line:?}"))?
         .parse()
         .map_err(|e| format!("server address: {e}"))?;
-    let system = System::new();
+    let system = new_system();
     let node = start_node(&system, "client", Some(addr))?;
     let deadline = Instant::now() + Duration::from_secs(30);
     let server = loop {
