@@ -136,6 +136,9 @@ impl Sim<'_> {
             }
             flush => flush,
         };
+        // Anything on the route's link may still be on its way to an owner: a target
+        // must drain before Ready (hand-over step 3).
+        self.node(n).route_used = true;
         self.st.send(n, to, Frame::Fwd(item));
     }
 
@@ -494,6 +497,9 @@ impl Sim<'_> {
         let old = *old;
         *route = Route::Direct(from);
         node.epoch = node.epoch.max(epoch);
+        // The owner's acknowledgement proves everything sent on the old route is in
+        // the actor's custody; the buffer, forwarded below, marks the new one used.
+        node.route_used = false;
         // A prepared target is drained only when the hand-over's source, frozen for
         // this move, acknowledged: then everything it sent, the buffer included (sent
         // just below, ahead of Ready on the same link), is queued at the source. An
