@@ -67,6 +67,9 @@ impl MobileEntry {
             }
             flush => flush,
         };
+        // Anything on the route's link may still be on its way to an owner: as a
+        // target, this node must drain before Ready (step 3).
+        self.route_used = true;
         let frame = self.item_frame(item);
         self.send_frame(to, frame);
     }
@@ -335,6 +338,9 @@ impl MobileEntry {
         let buffer = mem::take(buffer);
         let old = old.clone();
         *route = Route::Direct(from.clone());
+        // The owner's acknowledgement proves everything sent on the old route is in
+        // the actor's custody; the buffer, forwarded below, marks the new one used.
+        self.route_used = false;
         // A prepared target is drained only when the hand-over's source, frozen for
         // this move, acknowledged: then everything it sent, the buffer included (sent
         // just below, ahead of Ready on the same link), is queued at the source. An
