@@ -65,6 +65,7 @@
 //! `high_water`, `watchers`, `links`, `names`, `state`, chunk bytes) need no limit of
 //! their own: a state larger than a frame travels in `MigrateChunk`s.
 
+mod bytes;
 pub mod frame;
 mod sharing;
 pub mod traffic;
