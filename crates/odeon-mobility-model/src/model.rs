@@ -325,11 +325,11 @@ pub struct Node {
     pub hint_due: bool,
     /// The last sequence number it gave an item of its own clients.
     pub seq_out: u8,
-    /// It put an item (its own or forwarded) on a link along its route since the
-    /// route was last known drained: since a switch ended with nothing buffered, or
-    /// since it stopped owning the actor, or ever. A prepared target whose route is
-    /// clean (`false`) skips the drain (hand-over step 3): everything it ever sent
-    /// toward the actor is already in the actor's custody.
+    /// It put a message (its own or forwarded; a flush does not count) on a link
+    /// along its route since the route was last known drained: since a switch ended
+    /// with nothing buffered, or since it stopped owning the actor, or ever. A
+    /// prepared target whose route is clean (`false`) skips the drain (hand-over step
+    /// 3): everything it ever sent toward the actor is already in the actor's custody.
     pub route_used: bool,
     /// Its current switch or relocation.
     pub nonce: u8,

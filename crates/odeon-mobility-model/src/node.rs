@@ -124,6 +124,11 @@ impl Sim<'_> {
     pub(crate) fn forward(&mut self, n: NodeIx, to: NodeIx, item: Item) {
         let item = match item {
             Item::Msg { id, ask, seq, hops } => {
+                // A message on the route's link may still be on its way to an owner:
+                // as a target, this node must drain before Ready (hand-over step 3).
+                // A flush does not count: its origin buffers what comes after it until
+                // an owner acknowledges it, wherever the actor is by then.
+                self.node(n).route_used = true;
                 if ask {
                     self.bind_ask(n, id, to, hops + 1, false);
                 }
@@ -136,9 +141,6 @@ impl Sim<'_> {
             }
             flush => flush,
         };
-        // Anything on the route's link may still be on its way to an owner: a target
-        // must drain before Ready (hand-over step 3).
-        self.node(n).route_used = true;
         self.st.send(n, to, Frame::Fwd(item));
     }
 

@@ -111,8 +111,10 @@
 //! 3. **Prepare** (target; `receive_offer`). It holds the copy, does not run it, and
 //!    holds frames for the actor. If its route leads straight to the source it
 //!    answers `MigrateReady` at once (what it sent is on that link, ahead of Ready).
-//!    If its route is direct and **clean** (`route_used` is false: it put no item,
-//!    its own or forwarded, on the route since the route was last drained, that is
+//!    If its route is direct and **clean** (`route_used` is false: it put no
+//!    message, its own or forwarded, on the route since the route was last drained
+//!    (a forwarded flush does not count: its origin waits for an owner's
+//!    acknowledgement before sending more), that is
 //!    since a switch ended with nothing buffered, since it stopped owning the actor,
 //!    or ever) it answers Ready at once too: everything it ever sent toward the
 //!    actor is already in the actor's custody. Otherwise it **drains**: a flush

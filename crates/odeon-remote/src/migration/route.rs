@@ -59,6 +59,11 @@ impl MobileEntry {
     pub(crate) fn forward(&mut self, to: &NodeId, item: Item) {
         let item = match item {
             Item::Msg(mut m) => {
+                // A message on the route's link may still be on its way to an owner:
+                // as a target, this node must drain before Ready (step 3). A flush
+                // does not count: its origin buffers what comes after it until an
+                // owner acknowledges it, wherever the actor is by then.
+                self.route_used = true;
                 m.hops = m.hops.wrapping_add(1);
                 if let Some((origin, request)) = m.reply.clone() {
                     self.bind_ask(&origin, request, to, m.hops, false);
@@ -67,9 +72,6 @@ impl MobileEntry {
             }
             flush => flush,
         };
-        // Anything on the route's link may still be on its way to an owner: as a
-        // target, this node must drain before Ready (step 3).
-        self.route_used = true;
         let frame = self.item_frame(item);
         self.send_frame(to, frame);
     }
