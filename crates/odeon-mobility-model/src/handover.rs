@@ -87,8 +87,18 @@ impl Sim<'_> {
             return;
         }
         let route = route.clone();
-        let drained =
-            matches!(route, Route::Direct(h) if h == from) || self.bug(Bug::ReadyWithoutDrain);
+        // No drain is needed when the route leads straight to the source (what this
+        // node sent is on the link ahead of Ready), or when the route is direct and
+        // clean: nothing sent on it since it was last drained, so nothing of this
+        // node's can arrive at an owner after Ready.
+        let clean = matches!(route, Route::Direct(_))
+            && (!self.node(to).route_used || self.bug(Bug::SkipDrainOnUsedRoute));
+        let drained = matches!(route, Route::Direct(h) if h == from)
+            || clean
+            || self.bug(Bug::ReadyWithoutDrain);
+        if clean && !matches!(route, Route::Direct(h) if h == from) {
+            self.fire(Event::DrainSkipped);
+        }
         self.node(to).place = Place::Prepared {
             mv,
             src_epoch,
@@ -138,6 +148,8 @@ impl Sim<'_> {
         else {
             unreachable!()
         };
+        // Its route is new and nothing was sent on it: what it held goes in Commit.
+        self.node(to).route_used = false;
         let epoch = self.node(to).epoch + 1;
         let held: Vec<Item> = held.into_iter().map(bump).collect();
         self.st.send(

@@ -38,7 +38,8 @@
 //! - **The protocol**: freeze, snapshot, two-phase hand-over (Handover, Ready, Commit,
 //!   Abort, Refuse), the source becoming a forwarder, the birth node's directory
 //!   update, hints and flush-guarded route switching, the target draining its own
-//!   route before Ready, per-origin high-water marks against stragglers, ask binding,
+//!   route before Ready (skipped when no message went along it since it was last
+//!   drained: `Node::route_used`), per-origin high-water marks against stragglers, ask binding,
 //!   holder pins and forwarder collection, relocation after a loss.
 //! - **Faults**: a node crashes at any step (bounded count, chosen nodes); frames it
 //!   already sent may still be delivered until their receiver declares it lost (as

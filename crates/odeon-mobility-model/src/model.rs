@@ -42,6 +42,10 @@ pub enum Bug {
     GcWithoutFlush,
     /// The target answers Ready without first draining its own route to the source.
     ReadyWithoutDrain,
+    /// The drain shortcut with its guard removed: a target whose route is direct
+    /// answers Ready at once even if it sent or forwarded items on that route since
+    /// it was last drained (the protocol skips the drain only for a clean route).
+    SkipDrainOnUsedRoute,
     /// The host does not drop stragglers (a message older than one it already has
     /// from the same origin node).
     NoStragglerCheck,
@@ -321,6 +325,12 @@ pub struct Node {
     pub hint_due: bool,
     /// The last sequence number it gave an item of its own clients.
     pub seq_out: u8,
+    /// It put a message (its own or forwarded; a flush does not count) on a link
+    /// along its route since the route was last known drained: since a switch ended
+    /// with nothing buffered, or since it stopped owning the actor, or ever. A
+    /// prepared target whose route is clean (`false`) skips the drain (hand-over step
+    /// 3): everything it ever sent toward the actor is already in the actor's custody.
+    pub route_used: bool,
     /// Its current switch or relocation.
     pub nonce: u8,
     /// Asks of its clients not answered yet: (ask, nodes it is bound to, hops).
@@ -412,6 +422,7 @@ impl State {
                 hinted: 0,
                 hint_due: false,
                 seq_out: 0,
+                route_used: false,
                 nonce: 0,
                 pending: Vec::new(),
             })

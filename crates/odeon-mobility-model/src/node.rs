@@ -124,6 +124,11 @@ impl Sim<'_> {
     pub(crate) fn forward(&mut self, n: NodeIx, to: NodeIx, item: Item) {
         let item = match item {
             Item::Msg { id, ask, seq, hops } => {
+                // A message on the route's link may still be on its way to an owner:
+                // as a target, this node must drain before Ready (hand-over step 3).
+                // A flush does not count: its origin buffers what comes after it until
+                // an owner acknowledges it, wherever the actor is by then.
+                self.node(n).route_used = true;
                 if ask {
                     self.bind_ask(n, id, to, hops + 1, false);
                 }
@@ -494,6 +499,9 @@ impl Sim<'_> {
         let old = *old;
         *route = Route::Direct(from);
         node.epoch = node.epoch.max(epoch);
+        // The owner's acknowledgement proves everything sent on the old route is in
+        // the actor's custody; the buffer, forwarded below, marks the new one used.
+        node.route_used = false;
         // A prepared target is drained only when the hand-over's source, frozen for
         // this move, acknowledged: then everything it sent, the buffer included (sent
         // just below, ahead of Ready on the same link), is queued at the source. An

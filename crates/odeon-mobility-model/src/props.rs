@@ -95,11 +95,14 @@ pub enum Event {
     HandledAfterTwoMoves = 1 << 10,
     /// A relocation found no copy: the actor was lost.
     ActorLost = 1 << 11,
+    /// A target whose route did not lead to the source answered Ready without a
+    /// drain (its route was clean).
+    DrainSkipped = 1 << 12,
 }
 
 impl Event {
     /// Every event, for reports.
-    pub const ALL: [Event; 12] = [
+    pub const ALL: [Event; 13] = [
         Event::Moved,
         Event::Activated,
         Event::Refused,
@@ -112,6 +115,7 @@ impl Event {
         Event::StragglerDropped,
         Event::HandledAfterTwoMoves,
         Event::ActorLost,
+        Event::DrainSkipped,
     ];
 
     /// Whether `mask` has this event.

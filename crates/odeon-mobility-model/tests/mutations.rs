@@ -120,3 +120,36 @@ fn a_forwarder_that_forgets_before_its_holders_flush_gets_stray_frames() {
     let r = find(&cfg, LIMIT, Property::NoStrayFrames);
     assert_found("gc without flush", &r, Property::NoStrayFrames);
 }
+
+/// Two moves (the second from node 1 to node 2, whose route still leads to the birth
+/// node) with senders on both targets: the drain shortcut's guard matters.
+fn two_moves_senders_on_targets(bugs: Vec<Bug>) -> Config {
+    Config {
+        clients: vec![client(1, &[false, false]), client(2, &[false, false])],
+        max_moves: 2,
+        bugs,
+        ..base(3)
+    }
+}
+
+#[test]
+fn a_target_that_skips_the_drain_after_sending_on_its_route_loses_messages() {
+    // Its numbered messages, still on their way through a forwarder, arrive after it
+    // activated; its high-water mark jumped past them, so the host drops them as
+    // stragglers: a loss with no crash.
+    let cfg = two_moves_senders_on_targets(vec![Bug::SkipDrainOnUsedRoute]);
+    let r = find(&cfg, LIMIT, Property::ExactlyOnce);
+    assert_found("drain skipped on a used route", &r, Property::ExactlyOnce);
+}
+
+#[test]
+fn a_target_that_skips_the_drain_after_sending_on_its_route_breaks_fifo() {
+    // Without the straggler check they are handled, after its clients' later ones.
+    let cfg = two_moves_senders_on_targets(vec![Bug::SkipDrainOnUsedRoute, Bug::NoStragglerCheck]);
+    let r = find(&cfg, LIMIT, Property::Fifo);
+    assert_found(
+        "drain skipped on a used route, no straggler check",
+        &r,
+        Property::Fifo,
+    );
+}

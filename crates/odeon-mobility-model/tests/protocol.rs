@@ -50,6 +50,31 @@ fn repeated_and_chained_moves_keep_every_property() {
             Event::Switched,
             Event::ForwarderCollected,
             Event::HandledAfterTwoMoves,
+            Event::DrainSkipped,
+        ],
+    );
+}
+
+#[test]
+fn a_target_skips_the_drain_only_when_its_route_is_clean_and_every_property_holds() {
+    // Senders on both targets and two moves: the second target's route sometimes
+    // carried its own or forwarded messages (it drains) and sometimes nothing (it
+    // answers Ready at once). The mutation tests show the guard is needed.
+    let cfg = Config {
+        clients: vec![client(1, &[false, true]), client(2, &[false])],
+        max_moves: 2,
+        ..base(3)
+    };
+    let r = exhaustive(&cfg, LIMIT);
+    assert_holds("drain shortcut", &r);
+    assert_reached(
+        "drain shortcut",
+        &r,
+        &[
+            Event::DrainSkipped,
+            Event::Switched,
+            Event::Forwarded,
+            Event::HandledAfterTwoMoves,
         ],
     );
 }

@@ -248,6 +248,12 @@ pub(crate) struct MobileEntry {
     pub(crate) hint_due: bool,
     /// The last sequence number given to a message of this node's senders.
     pub(crate) seq_out: u64,
+    /// A message (this node's own or forwarded; a flush does not count) went out
+    /// along the route since the route was last known drained: since a switch ended
+    /// with nothing buffered, since this node stopped owning the actor, or ever
+    /// (model: `Node::route_used`). A target whose direct route is clean answers
+    /// Ready without a drain (step 3).
+    pub(crate) route_used: bool,
     /// The current switch or relocation.
     pub(crate) nonce: u64,
     /// The other nodes of the cluster this node knows.
@@ -301,6 +307,7 @@ impl MobileEntry {
             hinted: BTreeSet::new(),
             hint_due: false,
             seq_out: 0,
+            route_used: false,
             nonce: 0,
             peers,
             lost: BTreeSet::new(),

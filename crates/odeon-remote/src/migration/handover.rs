@@ -112,7 +112,16 @@ impl MobileEntry {
         else {
             unreachable!()
         };
-        let drained = route == Route::Direct(from.clone());
+        // No drain is needed when the route leads straight to the source (what this
+        // node sent is on the link ahead of Ready), or when it is direct and clean:
+        // nothing sent on it since it was last drained, so nothing of this node's can
+        // reach an owner after Ready (model: `receive_handover`).
+        let straight = route == Route::Direct(from.clone());
+        let clean = matches!(route, Route::Direct(_)) && !self.route_used;
+        let drained = straight || clean;
+        if clean && !straight {
+            super::steps::step("drain_skipped", migration);
+        }
         self.place = Place::Prepared(Prepared {
             migration,
             src_epoch,
@@ -153,6 +162,8 @@ impl MobileEntry {
         let Place::Frozen(f) = place else {
             unreachable!()
         };
+        // A new route with nothing sent on it: what the source held goes in Commit.
+        self.route_used = false;
         self.epoch += 1;
         let held: Vec<QueuedMessage> = f.held.into_iter().map(bump).collect();
         let frame = Traffic::MigrateCommit {

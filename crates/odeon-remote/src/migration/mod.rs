@@ -110,13 +110,20 @@
 //!    and everything held; the target's copy cannot run.*
 //! 3. **Prepare** (target; `receive_offer`). It holds the copy, does not run it, and
 //!    holds frames for the actor. If its route leads straight to the source it
-//!    answers `MigrateReady` at once; otherwise it **drains**: a flush through its
-//!    route (step 8), and Ready only when the source itself, frozen for this move,
-//!    acknowledges it; its buffer goes out ahead of Ready on the same link. An
-//!    acknowledgement from an older owner only ends that switch (flush again); one
-//!    from any other owner proves the source left the move (discard).
-//!    *Invariant: when Ready is sent, every message this node sent before is queued
-//!    at the source.*
+//!    answers `MigrateReady` at once (what it sent is on that link, ahead of Ready).
+//!    If its route is direct and **clean** (`route_used` is false: it put no
+//!    message, its own or forwarded, on the route since the route was last drained
+//!    (a forwarded flush does not count: its origin waits for an owner's
+//!    acknowledgement before sending more), that is
+//!    since a switch ended with nothing buffered, since it stopped owning the actor,
+//!    or ever) it answers Ready at once too: everything it ever sent toward the
+//!    actor is already in the actor's custody. Otherwise it **drains**: a flush
+//!    through its route (step 8), and Ready only when the source itself, frozen for
+//!    this move, acknowledges it; its buffer goes out ahead of Ready on the same
+//!    link. An acknowledgement from an older owner only ends that switch (flush
+//!    again); one from any other owner proves the source left the move (discard).
+//!    *Invariant: when Ready is sent, every message this node sent or forwarded
+//!    before is queued at the source, or was handled.*
 //! 4. **Commit** (source, on Ready; `receive_ready`). The commit point: the source
 //!    becomes `Away { Direct(target) }`, sends `MigrateCommit { held, high_water }`,
 //!    reports the shipped asks "sent to target", hints all its holders and reports
@@ -174,7 +181,8 @@
 //!   arrival order). It changes only by a switch (the new pipe is used after the
 //!   owner acknowledged the flush that went last through the old one), a hand-over
 //!   (held continues the mailbox; the target's drain puts its earlier messages at the
-//!   source before Ready), or a relocation after a crash (step 9 drops stragglers).
+//!   source before Ready, and a clean route has none on the way), or a relocation
+//!   after a crash (step 9 drops stragglers).
 //! - **Exactly once**: a message is in one place at a time (mailbox, held queue,
 //!   buffer, link) except the snapshot between steps 2 and 4, which is harmless
 //!   because the target runs only on Commit and the source never resumes after

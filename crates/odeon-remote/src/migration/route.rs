@@ -59,6 +59,11 @@ impl MobileEntry {
     pub(crate) fn forward(&mut self, to: &NodeId, item: Item) {
         let item = match item {
             Item::Msg(mut m) => {
+                // A message on the route's link may still be on its way to an owner:
+                // as a target, this node must drain before Ready (step 3). A flush
+                // does not count: its origin buffers what comes after it until an
+                // owner acknowledges it, wherever the actor is by then.
+                self.route_used = true;
                 m.hops = m.hops.wrapping_add(1);
                 if let Some((origin, request)) = m.reply.clone() {
                     self.bind_ask(&origin, request, to, m.hops, false);
@@ -335,6 +340,9 @@ impl MobileEntry {
         let buffer = mem::take(buffer);
         let old = old.clone();
         *route = Route::Direct(from.clone());
+        // The owner's acknowledgement proves everything sent on the old route is in
+        // the actor's custody; the buffer, forwarded below, marks the new one used.
+        self.route_used = false;
         // A prepared target is drained only when the hand-over's source, frozen for
         // this move, acknowledged: then everything it sent, the buffer included (sent
         // just below, ahead of Ready on the same link), is queued at the source. An

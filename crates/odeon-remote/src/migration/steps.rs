@@ -9,15 +9,18 @@
 //!
 //! Steps, in protocol order (`mod.rs`): `freeze` (source, the actor's turn hands it
 //! over), `offer_sent` (source, the offer encoded, about to be written or queued),
-//! `offer_received` (target), `drain` (target, its route does not lead to the source:
-//! it flushes it before Ready, step 3), `ready_sent` (target), `ready_received`
+//! `offer_received` (target), `drain` (target, its route does not lead to the source
+//! and carried messages since it was last drained: it flushes it before Ready, step 3)
+//! or `drain_skipped` (the same, but its route carried nothing: no flush),
+//! `ready_sent` (target), `ready_received`
 //! (source), `committed` (source, the cell became a stub), `commit_sent` (source),
 //! `commit_received` (target), `activated` (target, about to schedule the actor).
 //! A hand-over frame that the link queued for its driver instead of writing it at
 //! once also emits `queued` with `frame` = `offer`, `ready` or `commit`.
 
 /// The `tracing` target of the per-step events of a move (`TRACE` level, fields
-/// `step` and `migration`): `freeze`, `offer_sent`, `offer_received`, `drain`, `ready_sent`,
+/// `step` and `migration`): `freeze`, `offer_sent`, `offer_received`, `drain` or
+/// `drain_skipped`, `ready_sent`,
 /// `ready_received`, `committed`, `commit_sent`, `commit_received`, `activated`.
 /// Enable it to see where a move's time goes; `odeon-mobility-bench move-steps`
 /// reports the median of each step.

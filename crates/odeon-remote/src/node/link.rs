@@ -397,46 +397,103 @@ async fn read_link(
             }
         };
         let Some(node) = node.upgrade() else { return };
-        // What this read brought in is delivered, and then, if every worker is parked,
-        // this thread runs the first actor it made runnable instead of waking one: one
-        // thread wake-up less per remote request (issue 19, `odeon::remote::run_delivered`).
-        let mut deliver = || {
-            if !handle_frame(&node, &peer, &frame, &mut inbound) {
-                return false;
-            }
-            // The rest of what that read brought in, with no timer or clock per frame.
-            loop {
-                match reader.try_next() {
-                    Ok(Some(frame)) => {
-                        if !handle_frame(&node, &peer, &frame, &mut inbound) {
-                            return false;
-                        }
-                    }
-                    Ok(None) => return true,
-                    Err(e) => {
-                        tracing::warn!(peer = %peer.id, error = %e, "link read failed; closing it");
-                        return false;
-                    }
-                }
-            }
-        };
         let asks_before = match spin {
             Some(_) => peer.state.lock().pending.len(),
             None => 0,
         };
-        let go_on = if inline_turns {
-            odeon::remote::run_delivered(deliver)
-        } else {
-            deliver()
-        };
-        if !go_on {
-            return;
+        let mut next = Some(frame);
+        while let Some(frame) = next.take() {
+            if frame.len() >= OFF_THREAD_FRAME {
+                // A large frame (a state, or a chunk of one) is decoded and dispatched
+                // on the blocking pool: decoding it here would hold up this I/O thread,
+                // and with it every link's heartbeats. This reader waits for it, so the
+                // link's frames are still handled in order.
+                match off_thread(&node, &peer, frame, inbound).await {
+                    Some(back) => inbound = back,
+                    None => return,
+                }
+                match reader.try_next() {
+                    Ok(f) => next = f,
+                    Err(e) => {
+                        tracing::warn!(peer = %peer.id, error = %e, "link read failed; closing it");
+                        return;
+                    }
+                }
+                continue;
+            }
+            // What this read brought in is delivered, and then, if every worker is
+            // parked, this thread runs the first actor it made runnable instead of
+            // waking one: one thread wake-up less per remote request (issue 19,
+            // `odeon::remote::run_delivered`). A large frame among them stops the batch
+            // and goes to the blocking pool (above).
+            let mut large = None;
+            let mut deliver = || {
+                if !handle_frame(&node, &peer, &frame, &mut inbound) {
+                    return false;
+                }
+                // The rest of what that read brought in, with no timer or clock per frame.
+                loop {
+                    match reader.try_next() {
+                        Ok(Some(f)) if f.len() >= OFF_THREAD_FRAME => {
+                            large = Some(f);
+                            return true;
+                        }
+                        Ok(Some(f)) => {
+                            if !handle_frame(&node, &peer, &f, &mut inbound) {
+                                return false;
+                            }
+                        }
+                        Ok(None) => return true,
+                        Err(e) => {
+                            tracing::warn!(peer = %peer.id, error = %e, "link read failed; closing it");
+                            return false;
+                        }
+                    }
+                }
+            };
+            let go_on = if inline_turns {
+                odeon::remote::run_delivered(deliver)
+            } else {
+                deliver()
+            };
+            if !go_on {
+                return;
+            }
+            next = large;
         }
         if spin.is_some() {
             // This read completed an ask: its caller may send the next one at once.
             expect_reply = peer.state.lock().pending.len() < asks_before;
         }
         heard = reader.buffered();
+    }
+}
+
+/// Frames at least this long are decoded and dispatched on the blocking pool, not on
+/// the link's I/O thread (`read_link`). Message frames are far smaller; a state of a
+/// quarter of a MiB or more (whole in an offer, or a chunk of one) takes long enough
+/// to decode, and its actor's state to decode in turn, to delay other links'
+/// heartbeats when the I/O thread does it.
+pub(crate) const OFF_THREAD_FRAME: usize = 256 << 10;
+
+/// Decodes and dispatches `frame` on the blocking pool and waits for it; the reader's
+/// state comes back, or `None` if the frame was malformed (or the task failed).
+async fn off_thread(
+    node: &Arc<NodeInner>,
+    peer: &Arc<Peer>,
+    frame: bytes::Bytes,
+    mut inbound: Inbound,
+) -> Option<Inbound> {
+    let (node, peer) = (node.clone(), peer.clone());
+    let task = tokio::task::spawn_blocking(move || {
+        handle_frame(&node, &peer, &frame, &mut inbound).then_some(inbound)
+    });
+    match task.await {
+        Ok(back) => back,
+        Err(e) => {
+            tracing::error!(error = %e, "a large frame's decoding failed");
+            None
+        }
     }
 }
 

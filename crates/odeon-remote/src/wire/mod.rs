@@ -66,6 +66,7 @@
 //! `high_water`, `watchers`, `links`, `names`, `state`, chunk bytes) need no limit of
 //! their own: a state larger than a frame travels in `MigrateChunk`s.
 
+mod bytes;
 pub mod frame;
 mod mobility;
 mod sharing;

@@ -221,6 +221,7 @@ pub enum Traffic<'a> {
         /// Moves committed before this one.
         epoch: u32,
         /// The postcard-encoded state (empty if chunked).
+        #[serde(with = "super::bytes")]
         state: Vec<u8>,
         /// The mailbox at freeze, in order.
         mailbox: Vec<QueuedMessage>,
@@ -242,6 +243,7 @@ pub enum Traffic<'a> {
         /// Which chunk, from 0.
         index: u32,
         /// The chunk's bytes.
+        #[serde(with = "super::bytes")]
         bytes: Vec<u8>,
     },
     /// Hand-over step 3: the target holds the copy and its own route is drained.

@@ -1,6 +1,7 @@
 //! The model's scenarios, driven frame by frame through the real state machines
 //! (`sim.rs` is the cluster), and random schedules (`props.rs`).
 
+mod drain;
 pub(crate) mod fixture;
 mod pins;
 mod props;
