@@ -565,7 +565,10 @@ mod tests {
                     .start(&sb.handle()),
             )
             .unwrap();
-        assert!(eventually(|| a.inner().known_peer(b.id()).is_some()), "linked");
+        assert!(
+            eventually(|| a.inner().known_peer(b.id()).is_some()),
+            "linked"
+        );
         let old = a.inner().known_peer(b.id()).expect("linked");
         b.inner().forget_by_id(a.id(), "the test declared it down");
         assert!(!b.peers().contains(a.id()));
