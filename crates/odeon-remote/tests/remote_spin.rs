@@ -9,6 +9,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::sharing::{counter_on, lookup_from};
 use common::*;
 use odeon::{Actor, Context, Handler, Message, System};
 use odeon_remote::Node;
@@ -54,21 +55,11 @@ odeon_remote::remote_actor!(Slow = "test.spin.Slow" { After = "test.spin.After" 
 fn answered_in_order(spin: Duration) {
     let a = member("a", &[], spin);
     let b = member("b", &[a.addr()], spin);
-    let counter = a.system.spawn(Counter {
-        total: 0,
-        seen: Vec::new(),
-    });
+    let counter = counter_on(&a, "c");
     let slow = a.system.spawn(Slow);
-    a.node().register("c", &counter).unwrap();
     a.node().register("slow", &slow).unwrap();
-    let remote = b
-        .system
-        .block_on(b.node().lookup::<Counter>("c"))
-        .expect("found");
-    let remote_slow = b
-        .system
-        .block_on(b.node().lookup::<Slow>("slow"))
-        .expect("found");
+    let remote = lookup_from::<Counter>(&b, "c");
+    let remote_slow = lookup_from::<Slow>(&b, "slow");
     let start = Instant::now();
     let mut total = 0;
     for i in 1..=2_000u64 {
